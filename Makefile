@@ -1,0 +1,41 @@
+# One command each for install, run, test, lint and the lockfile. `make help` lists them.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.DEFAULT_GOAL := help
+.PHONY: help install run test lint format lock clean
+
+help: ## List the commands
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+$(STAMP): requirements.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@touch $(STAMP)
+
+install: $(STAMP) ## Create .venv and install the project from the lockfile
+
+run: $(STAMP) ## Serve on http://127.0.0.1:8000 (SQLite in ./anonbox.db unless ANONBOX_DATABASE_URL is set)
+	$(BIN)/anonbox serve
+
+test: $(STAMP) ## Run the whole test suite (SQLite always; PostgreSQL when reachable, required with CI=true)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP) ## ruff and mypy --strict
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+	$(BIN)/mypy
+
+format: $(STAMP) ## Apply ruff's formatting and safe fixes
+	$(BIN)/ruff format src tests
+	$(BIN)/ruff check --fix src tests
+
+lock: $(STAMP) ## Re-pin requirements.lock from pyproject.toml
+	$(BIN)/python -m pip install --quiet uv
+	$(BIN)/uv pip compile pyproject.toml --extra dev --generate-hashes --python-version 3.11 --universal -o requirements.lock
+
+clean: ## Remove the virtualenv and caches
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
