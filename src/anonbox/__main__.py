@@ -1,0 +1,3 @@
+from anonbox.cli import main
+
+main()

@@ -1,0 +1,40 @@
+"""Request-scoped answers to "who is calling?", for route signatures.
+
+A handler that takes ``creator: Principal`` requires a valid credential (401 otherwise);
+one that takes ``viewer: Principal | None`` serves anonymous callers too, but still
+refuses a credential that is present and wrong.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request
+
+from anonbox.auth.service import Principal, authenticate
+from anonbox.core.database import Database
+from anonbox.core.errors import Unauthorized
+
+SECURITY = [{"ApiKey": []}, {"Bearer": []}]  # OpenAPI security requirement for creator routes
+
+
+def presented_credential(request: Request[Any, Any, Any]) -> str | None:
+    """The credential from ``X-API-Key``, or else from ``Authorization: Bearer``."""
+    if key := request.headers.get("x-api-key"):
+        return key.strip()
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return None
+
+
+async def current_creator(request: Request[Any, Any, Any], db: Database) -> Principal:
+    credential = presented_credential(request)
+    if credential is None:
+        raise Unauthorized("This needs the creator's credential in the X-API-Key header")
+    return await authenticate(db, credential)
+
+
+async def optional_creator(request: Request[Any, Any, Any], db: Database) -> Principal | None:
+    credential = presented_credential(request)
+    return None if credential is None else await authenticate(db, credential)

@@ -1,0 +1,99 @@
+"""The ``anonbox`` command line: serve, migrate, and creator management."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import click
+
+from anonbox.core.settings import Settings
+
+
+@click.group()
+def main() -> None:
+    """anonbox: an anonymous message service."""
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+def serve(host: str, port: int) -> None:
+    """Migrate the database to the latest schema, then serve HTTP."""
+    import uvicorn
+
+    from anonbox.migrations import upgrade
+
+    settings = Settings.from_env()
+    upgrade(settings.database_url)
+    uvicorn.run(
+        "anonbox.main:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        # Never rewrite the client address from X-Forwarded-For (anyone can send it), and
+        # keep no access log: it would record every anonymous sender's address.
+        proxy_headers=False,
+        access_log=False,
+        server_header=False,
+        log_level="info",
+    )
+
+
+@main.command()
+def migrate() -> None:
+    """Upgrade the database in ANONBOX_DATABASE_URL to the latest schema."""
+    from anonbox.migrations import upgrade
+
+    upgrade(Settings.from_env().database_url)
+    click.echo("database is at the latest schema")
+
+
+@main.group()
+def creator() -> None:
+    """Manage creators without Google sign-in (local use, scripts)."""
+
+
+@creator.command("create")
+@click.option("--email", required=True, help="The creator's e-mail address (unique).")
+@click.option("--name", default=None, help="Display name; defaults to the e-mail's local part.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def creator_create(email: str, name: str | None, as_json: bool) -> None:
+    """Create a creator with a default link and a fresh API key (shown only now)."""
+    from anonbox.auth.service import create_creator
+    from anonbox.core.database import connect
+    from anonbox.core.errors import Conflict
+    from anonbox.migrations import upgrade
+
+    settings = Settings.from_env()
+    upgrade(settings.database_url)
+
+    async def run() -> dict[str, str]:
+        db = await connect(settings.database_url)
+        try:
+            made = await create_creator(db, email=email, name=name)
+        finally:
+            await db.close()
+        return {
+            "user_id": made.user_id,
+            "email": made.email,
+            "link_id": made.link_id,
+            "api_key": made.api_key,
+        }
+
+    try:
+        result = asyncio.run(run())
+    except (Conflict, ValueError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    if as_json:
+        click.echo(json.dumps(result))
+    else:
+        click.echo(f"creator {result['user_id']} <{result['email']}>")
+        click.echo(f"link     {result['link_id']}")
+        click.echo(f"api key  {result['api_key']}  (shown once: keep it safe)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,254 @@
+"""One small async interface over two raw drivers: aiosqlite (embedded) and asyncpg.
+
+Queries are written once, in SQL both databases accept, with ``$1``-style
+placeholders (asyncpg's); for SQLite they become ``?1``, which binds the same way.
+Driver failures that mean "the database is not there" become ``ServiceUnavailable``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sqlite3
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+import aiosqlite
+import asyncpg
+
+from anonbox.core.errors import ServiceUnavailable
+
+Row = Mapping[str, Any]
+T = TypeVar("T")
+
+
+@runtime_checkable
+class Connection(Protocol):
+    """What a query module may do: run one statement and read what it returns."""
+
+    async def fetch(self, sql: str, *args: Any) -> Sequence[Row]: ...
+
+    async def fetchrow(self, sql: str, *args: Any) -> Row | None: ...
+
+    async def execute(self, sql: str, *args: Any) -> int:
+        """Run a statement; return the number of rows it changed."""
+        ...
+
+
+@runtime_checkable
+class Database(Connection, Protocol):
+    dialect: str
+
+    def transaction(self) -> AbstractAsyncContextManager[Connection]:
+        """Statements inside commit together when the block exits, or not at all."""
+        ...
+
+    async def ping(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+def driver_url(url: str) -> tuple[str, str]:
+    """Split a plain URL into (dialect, what the driver takes)."""
+    if url.startswith("sqlite:///"):
+        return "sqlite", url.removeprefix("sqlite:///")
+    if url.startswith(("postgresql://", "postgres://")):
+        return "postgresql", url
+    if url.startswith(("postgresql+asyncpg://", "sqlite+aiosqlite:///")):
+        scheme, rest = url.split("://", 1)
+        return driver_url(scheme.split("+")[0] + "://" + rest)
+    raise ValueError(f"unsupported database URL {url!r}: use sqlite:///path or postgresql://…")
+
+
+async def connect(url: str) -> Database:
+    dialect, target = driver_url(url)
+    if dialect == "sqlite":
+        return await SQLiteDatabase.open(target)
+    return await PostgresDatabase.open(target)
+
+
+# --- SQLite -------------------------------------------------------------------------------
+
+_PLACEHOLDER = re.compile(r"\$(\d+)")
+
+
+@lru_cache(maxsize=512)
+def _sqlite_sql(sql: str) -> str:
+    return _PLACEHOLDER.sub(r"?\1", sql)
+
+
+async def _sqlite_guard(call: Awaitable[T]) -> T:
+    try:
+        return await call
+    except sqlite3.OperationalError as exc:
+        # "database is locked" after busy_timeout, disk I/O errors, a vanished file.
+        raise ServiceUnavailable("The database is busy or unavailable; try again shortly.") from exc
+
+
+class _SQLiteConnection:
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self._conn = conn
+
+    async def fetch(self, sql: str, *args: Any) -> Sequence[Row]:
+        rows = await _sqlite_guard(self._conn.execute_fetchall(_sqlite_sql(sql), args))
+        return list(rows)
+
+    async def fetchrow(self, sql: str, *args: Any) -> Row | None:
+        rows = await self.fetch(sql, *args)
+        return rows[0] if rows else None
+
+    async def execute(self, sql: str, *args: Any) -> int:
+        cursor = await _sqlite_guard(self._conn.execute(_sqlite_sql(sql), args))
+        count = cursor.rowcount
+        await cursor.close()
+        return count
+
+
+class SQLiteDatabase:
+    """One connection in WAL mode, shared by the process and used by one task at a time.
+
+    SQLite has a single writer anyway; the lock keeps one task's transaction from
+    swallowing another task's statements on the shared connection.
+    """
+
+    dialect = "sqlite"
+
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self._conn = _SQLiteConnection(conn)
+        self._raw = conn
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    async def open(cls, path: str) -> SQLiteDatabase:
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        conn = await aiosqlite.connect(path, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        await configure_sqlite(conn)
+        return cls(conn)
+
+    async def _locked(self, op: Callable[[_SQLiteConnection], Awaitable[T]]) -> T:
+        async with self._lock:
+            return await op(self._conn)
+
+    async def fetch(self, sql: str, *args: Any) -> Sequence[Row]:
+        return await self._locked(lambda c: c.fetch(sql, *args))
+
+    async def fetchrow(self, sql: str, *args: Any) -> Row | None:
+        return await self._locked(lambda c: c.fetchrow(sql, *args))
+
+    async def execute(self, sql: str, *args: Any) -> int:
+        return await self._locked(lambda c: c.execute(sql, *args))
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Connection]:
+        async with self._lock:
+            await _sqlite_guard(self._raw.execute("BEGIN IMMEDIATE"))
+            try:
+                yield self._conn
+            except BaseException:
+                await self._raw.execute("ROLLBACK")
+                raise
+            await _sqlite_guard(self._raw.execute("COMMIT"))
+
+    async def ping(self) -> None:
+        await self.fetchrow("SELECT 1")
+
+    async def close(self) -> None:
+        await self._raw.close()
+
+
+async def configure_sqlite(conn: aiosqlite.Connection) -> None:
+    # WAL lets readers run beside the writer; FULL makes every commit durable against
+    # power loss, which is what a 201 promises.
+    for pragma in (
+        "PRAGMA journal_mode=WAL",
+        "PRAGMA synchronous=FULL",
+        "PRAGMA foreign_keys=ON",
+        "PRAGMA busy_timeout=5000",
+    ):
+        await conn.execute(pragma)
+
+
+# --- PostgreSQL ---------------------------------------------------------------------------
+
+_PG_UNAVAILABLE: tuple[type[BaseException], ...] = (
+    OSError,
+    asyncio.TimeoutError,
+    asyncpg.CannotConnectNowError,
+    asyncpg.ConnectionDoesNotExistError,
+    asyncpg.InterfaceError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.AdminShutdownError,
+    asyncpg.TooManyConnectionsError,
+)
+
+
+def _pg_count(status: str) -> int:
+    last = status.rsplit(" ", 1)[-1]
+    return int(last) if last.isdigit() else 0
+
+
+class _PostgresConnection:
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self._conn = conn
+
+    async def fetch(self, sql: str, *args: Any) -> Sequence[Row]:
+        return await self._conn.fetch(sql, *args)  # type: ignore[no-any-return]
+
+    async def fetchrow(self, sql: str, *args: Any) -> Row | None:
+        return await self._conn.fetchrow(sql, *args)  # type: ignore[no-any-return]
+
+    async def execute(self, sql: str, *args: Any) -> int:
+        return _pg_count(await self._conn.execute(sql, *args))
+
+
+class PostgresDatabase:
+    """A pool of asyncpg connections; opened lazily so the service starts while the
+    database is still coming up, and recovers by itself when it returns."""
+
+    dialect = "postgresql"
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    @classmethod
+    async def open(cls, dsn: str) -> PostgresDatabase:
+        pool = await asyncpg.create_pool(
+            dsn, min_size=0, max_size=20, timeout=5, command_timeout=30
+        )
+        return cls(pool)
+
+    @asynccontextmanager
+    async def _acquire(self) -> AsyncIterator[asyncpg.Connection]:
+        try:
+            async with self._pool.acquire(timeout=5) as conn:
+                yield conn
+        except _PG_UNAVAILABLE as exc:
+            raise ServiceUnavailable("The database is unavailable; try again shortly.") from exc
+
+    async def fetch(self, sql: str, *args: Any) -> Sequence[Row]:
+        async with self._acquire() as conn:
+            return await conn.fetch(sql, *args)  # type: ignore[no-any-return]
+
+    async def fetchrow(self, sql: str, *args: Any) -> Row | None:
+        async with self._acquire() as conn:
+            return await conn.fetchrow(sql, *args)  # type: ignore[no-any-return]
+
+    async def execute(self, sql: str, *args: Any) -> int:
+        async with self._acquire() as conn:
+            return _pg_count(await conn.execute(sql, *args))
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Connection]:
+        async with self._acquire() as conn, conn.transaction():
+            yield _PostgresConnection(conn)
+
+    async def ping(self) -> None:
+        await self.fetchrow("SELECT 1")
+
+    async def close(self) -> None:
+        await self._pool.close()

@@ -1,0 +1,90 @@
+"""The application, assembled in one page: every route and cross-cutting rule is named here."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from litestar import Litestar, Request, get
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
+
+from anonbox import __version__
+from anonbox.auth.dependencies import current_creator, optional_creator
+from anonbox.core.database import Database, connect
+from anonbox.core.envelope import RequestClock
+from anonbox.core.errors import UnsupportedMediaType
+from anonbox.core.exception_handlers import EXCEPTION_HANDLERS
+from anonbox.core.health import healthz, readyz
+from anonbox.core.settings import Settings
+from anonbox.links.dependencies import owned_link, viewed_link
+from anonbox.messages.router import ROUTES as MESSAGE_ROUTES
+
+
+def provide_db(state: State) -> Database:
+    db: Database = state.db
+    return db
+
+
+async def require_json_body(request: Request[Any, Any, Any]) -> None:
+    """415 for a handler that takes a JSON body when the request says it is something else."""
+    if "data" not in request.route_handler.parsed_fn_signature.parameters:
+        return
+    media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media_type != "application/json" and not media_type.endswith("+json"):
+        raise UnsupportedMediaType("Send the body as JSON, with Content-Type: application/json")
+
+
+@get("/openapi.json", include_in_schema=False, media_type="application/json")
+async def openapi_document(request: Request[Any, Any, Any]) -> dict[str, Any]:
+    return request.app.openapi_schema.to_schema()
+
+
+def create_app(settings: Settings | None = None) -> RequestClock:
+    settings = settings or Settings.from_env()
+
+    @asynccontextmanager
+    async def database(app: Litestar) -> AsyncIterator[None]:
+        app.state.db = await connect(settings.database_url)
+        try:
+            yield
+        finally:
+            await app.state.db.close()
+
+    app = Litestar(
+        route_handlers=[*MESSAGE_ROUTES, healthz, readyz, openapi_document],
+        dependencies={
+            "db": Provide(provide_db, sync_to_thread=False),
+            "creator": Provide(current_creator),
+            "viewer": Provide(optional_creator),
+            "owned": Provide(owned_link),
+            "viewed": Provide(viewed_link),
+        },
+        lifespan=[database],
+        before_request=require_json_body,
+        exception_handlers=EXCEPTION_HANDLERS,
+        request_max_body_size=settings.max_body_bytes,
+        openapi_config=OpenAPIConfig(
+            title="anonbox",
+            version=__version__,
+            description="Anonymous messages to a shared link. Every response, success or "
+            "error, is the same envelope: status_code, message, data, metadata "
+            "(and error, on errors).",
+            path="/schema",
+            render_plugins=[JsonRenderPlugin()],
+            components=Components(
+                security_schemes={
+                    "ApiKey": SecurityScheme(
+                        type="apiKey", name="X-API-Key", security_scheme_in="header"
+                    ),
+                    "Bearer": SecurityScheme(type="http", scheme="bearer"),
+                }
+            ),
+        ),
+        debug=False,
+    )
+    return RequestClock(app)

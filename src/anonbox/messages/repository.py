@@ -1,0 +1,109 @@
+"""SQL for messages and replies. Every statement names the whole chain
+link → message → reply, so a row under another link is simply not found."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from anonbox.core.database import Connection, Row
+
+
+async def insert_message(
+    conn: Connection, *, message_id: str, link_id: str, content: str, created_at: int
+) -> bool:
+    """Insert under ``link_id``; False when there is no such link."""
+    inserted = await conn.execute(
+        "INSERT INTO messages (id, link_id, content, created_at)"
+        " SELECT $1, id, $3, $4 FROM links WHERE id = $2",
+        message_id,
+        link_id,
+        content,
+        created_at,
+    )
+    return inserted == 1
+
+
+async def count_reply(conn: Connection, *, link_id: str, message_id: str, delta: int) -> bool:
+    changed = await conn.execute(
+        "UPDATE messages SET reply_count = reply_count + $3 WHERE id = $1 AND link_id = $2",
+        message_id,
+        link_id,
+        delta,
+    )
+    return changed == 1
+
+
+async def insert_reply(
+    conn: Connection, *, reply_id: str, message_id: str, content: str, created_at: int
+) -> None:
+    await conn.execute(
+        "INSERT INTO replies (id, message_id, content, created_at) VALUES ($1, $2, $3, $4)",
+        reply_id,
+        message_id,
+        content,
+        created_at,
+    )
+
+
+async def toggle_like(conn: Connection, *, link_id: str, message_id: str) -> bool | None:
+    """Flip the like in one statement (no read-modify-write); None when not found."""
+    row = await conn.fetchrow(
+        "UPDATE messages SET like_by_creator = NOT like_by_creator"
+        " WHERE id = $1 AND link_id = $2 RETURNING like_by_creator",
+        message_id,
+        link_id,
+    )
+    return None if row is None else bool(row["like_by_creator"])
+
+
+async def delete_reply(conn: Connection, *, link_id: str, message_id: str, reply_id: str) -> bool:
+    deleted = await conn.execute(
+        "DELETE FROM replies WHERE id = $1 AND message_id = $2"
+        " AND EXISTS (SELECT 1 FROM messages WHERE id = $2 AND link_id = $3)",
+        reply_id,
+        message_id,
+        link_id,
+    )
+    return deleted == 1
+
+
+async def delete_message(conn: Connection, *, link_id: str, message_id: str) -> bool:
+    deleted = await conn.execute(
+        "DELETE FROM messages WHERE id = $1 AND link_id = $2", message_id, link_id
+    )
+    return deleted == 1
+
+
+async def reply_count(conn: Connection, *, link_id: str, message_id: str) -> int | None:
+    row = await conn.fetchrow(
+        "SELECT reply_count FROM messages WHERE id = $1 AND link_id = $2", message_id, link_id
+    )
+    return None if row is None else int(row["reply_count"])
+
+
+_INBOX = (
+    "SELECT id, content, like_by_creator, created_at, reply_count FROM messages WHERE link_id = $1"
+)
+
+
+async def inbox_page(
+    conn: Connection, *, link_id: str, before: str | None, limit: int, answered_only: bool
+) -> Sequence[Row]:
+    """Newest first, from just before the cursor id; walks an index, never OFFSET."""
+    sql = _INBOX + (" AND reply_count > 0" if answered_only else "")
+    if before is None:
+        return await conn.fetch(sql + " ORDER BY id DESC LIMIT $2", link_id, limit)
+    return await conn.fetch(sql + " AND id < $3 ORDER BY id DESC LIMIT $2", link_id, limit, before)
+
+
+_REPLIES = "SELECT id, content, created_at FROM replies WHERE message_id = $1"
+
+
+async def replies_page(
+    conn: Connection, *, message_id: str, before: str | None, limit: int
+) -> Sequence[Row]:
+    if before is None:
+        return await conn.fetch(_REPLIES + " ORDER BY id DESC LIMIT $2", message_id, limit)
+    return await conn.fetch(
+        _REPLIES + " AND id < $3 ORDER BY id DESC LIMIT $2", message_id, limit, before
+    )

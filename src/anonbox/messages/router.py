@@ -1,0 +1,162 @@
+"""HTTP endpoints for messages: parse, call the service, wrap in the envelope."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, delete, get, post, put
+
+from anonbox.auth.dependencies import SECURITY
+from anonbox.core.client import client_ip
+from anonbox.core.database import Database
+from anonbox.core.envelope import Envelope, envelope, error_responses
+from anonbox.core.paths import Cursor, Limit, LinkId, RowId
+from anonbox.links.dependencies import LinkAccess
+from anonbox.messages import service
+from anonbox.messages.schemas import (
+    InboxPage,
+    LikeState,
+    MessageIn,
+    MessageOut,
+    ReplyOut,
+    ReplyPage,
+)
+
+AnyRequest = Request[Any, Any, Any]
+_CREATOR_ERRORS = error_responses(400, 401, 403, 404, 503)
+_BODY_ERRORS = (413, 415)
+
+
+@post(
+    "/message/{link_id:str}",
+    status_code=201,
+    summary="Send an anonymous message to a link",
+    responses=error_responses(400, 404, *_BODY_ERRORS, 503),
+    tags=["messages"],
+)
+async def create_message(
+    request: AnyRequest, link_id: LinkId, data: MessageIn, db: Database
+) -> Envelope[MessageOut]:
+    sender = service.Sender(ip=client_ip(request.scope))
+    message = await service.create_message(
+        db, link_id=link_id, content=data.message_content, sender=sender
+    )
+    return envelope(request, 201, "Message sent", message)
+
+
+@get(
+    "/message/{link_id:str}",
+    summary="List a link's messages, newest first",
+    description="The creator (with a credential) sees the whole inbox; anyone else only "
+    "the messages that have at least one reply.",
+    responses=error_responses(400, 401, 404, 503),
+    security=SECURITY,
+    tags=["messages"],
+)
+async def list_messages(
+    request: AnyRequest, viewed: LinkAccess, db: Database, cursor: Cursor = None, limit: Limit = 20
+) -> Envelope[InboxPage]:
+    page = await service.inbox(
+        db, link_id=viewed.link_id, cursor=cursor, limit=limit, answered_only=not viewed.is_creator
+    )
+    return envelope(request, 200, "Messages", page)
+
+
+@post(
+    "/message/{link_id:str}/{message_id:str}",
+    status_code=201,
+    summary="Reply to a message (creator)",
+    responses={**_CREATOR_ERRORS, **error_responses(*_BODY_ERRORS)},
+    security=SECURITY,
+    tags=["messages"],
+)
+async def reply_to_message(
+    request: AnyRequest, owned: LinkAccess, message_id: RowId, data: MessageIn, db: Database
+) -> Envelope[ReplyOut]:
+    reply = await service.reply(
+        db, link_id=owned.link_id, message_id=message_id, content=data.message_content
+    )
+    return envelope(request, 201, "Reply posted", reply)
+
+
+@get(
+    "/message/{link_id:str}/{message_id:str}",
+    summary="List the replies to a message, newest first",
+    description="Anyone may read the replies of an answered message; an unanswered one "
+    "is visible to its creator only.",
+    responses=error_responses(400, 401, 404, 503),
+    security=SECURITY,
+    tags=["messages"],
+)
+async def list_replies(
+    request: AnyRequest,
+    viewed: LinkAccess,
+    message_id: RowId,
+    db: Database,
+    cursor: Cursor = None,
+    limit: Limit = 20,
+) -> Envelope[ReplyPage]:
+    page = await service.replies(
+        db,
+        link_id=viewed.link_id,
+        message_id=message_id,
+        cursor=cursor,
+        limit=limit,
+        is_creator=viewed.is_creator,
+    )
+    return envelope(request, 200, "Replies", page)
+
+
+@put(
+    "/message/{link_id:str}/{message_id:str}/like",
+    summary="Toggle the creator's like on a message (creator)",
+    responses=_CREATOR_ERRORS,
+    security=SECURITY,
+    tags=["messages"],
+)
+async def toggle_like(
+    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: Database
+) -> Envelope[LikeState]:
+    state = await service.toggle_like(db, link_id=owned.link_id, message_id=message_id)
+    return envelope(request, 200, "Liked" if state.like_by_creator else "Like removed", state)
+
+
+@delete(
+    "/message/{link_id:str}/{message_id:str}/{reply_id:str}",
+    status_code=200,
+    summary="Delete a reply (creator)",
+    responses=_CREATOR_ERRORS,
+    security=SECURITY,
+    tags=["messages"],
+)
+async def delete_reply(
+    request: AnyRequest, owned: LinkAccess, message_id: RowId, reply_id: RowId, db: Database
+) -> Envelope[None]:
+    await service.delete_reply(db, link_id=owned.link_id, message_id=message_id, reply_id=reply_id)
+    return envelope(request, 200, "Reply deleted", None)
+
+
+@delete(
+    "/message/{link_id:str}/{message_id:str}",
+    status_code=200,
+    summary="Delete a message and its replies (creator)",
+    responses=_CREATOR_ERRORS,
+    security=SECURITY,
+    tags=["messages"],
+)
+async def delete_message(
+    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: Database
+) -> Envelope[None]:
+    await service.delete_message(db, link_id=owned.link_id, message_id=message_id)
+    return envelope(request, 200, "Message deleted", None)
+
+
+ROUTES = [
+    create_message,
+    list_messages,
+    reply_to_message,
+    list_replies,
+    toggle_like,
+    delete_reply,
+    delete_message,
+]

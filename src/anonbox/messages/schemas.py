@@ -1,0 +1,60 @@
+"""Request and response bodies of the message endpoints (the ``data`` of the envelope)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+from litestar.params import KwargDefinition
+
+from anonbox.messages.content import MAX_CHARACTERS
+
+# Bounds are documented here but checked after NFC normalisation, in content.py.
+Content = Annotated[
+    str,
+    KwargDefinition(
+        min_length=1,
+        max_length=MAX_CHARACTERS,
+        description="1 to 500 characters (Unicode code points after NFC), not only whitespace",
+    ),
+]
+
+
+class MessageIn(msgspec.Struct):
+    message_content: Content
+
+
+class MessageOut(msgspec.Struct):
+    id: str
+    message_content: str
+    created_at: str
+
+
+class ReplyOut(msgspec.Struct):
+    message_id: str
+    reply_message_id: str
+    message_content: str
+    created_at: str
+
+
+class LikeState(msgspec.Struct):
+    message_id: str
+    like_by_creator: bool
+
+
+class InboxItem(msgspec.Struct):
+    id: str
+    message_content: str
+    like_by_creator: bool
+    created_at: str
+    reply_count: int
+
+
+class InboxPage(msgspec.Struct):
+    items: list[InboxItem]
+    next_cursor: str | None
+
+
+class ReplyPage(msgspec.Struct):
+    items: list[ReplyOut]
+    next_cursor: str | None
