@@ -1,0 +1,142 @@
+"""Fixtures: a real anonbox server per database backend, and creators made as the CLI makes them.
+
+Every test that takes ``api`` runs twice: on SQLite and on PostgreSQL. PostgreSQL tests
+are skipped only outside CI when no server answers; with CI=true they must run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncpg
+import httpx
+import pytest
+
+from anonbox.auth.service import create_creator
+from anonbox.core.database import connect
+from tests.server import Server
+
+POSTGRES_ADMIN_URL = os.environ.get(
+    "ANONBOX_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
+)
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def _postgres_reachable() -> bool:
+    host_port = POSTGRES_ADMIN_URL.split("@", 1)[-1].split("/", 1)[0]
+    host, _, port = host_port.partition(":")
+    try:
+        with socket.create_connection((host, int(port or 5432)), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def _require_postgres() -> None:
+    if _postgres_reachable():
+        return
+    if IN_CI:
+        pytest.fail(f"PostgreSQL is required in CI but {POSTGRES_ADMIN_URL} does not answer")
+    pytest.skip(f"PostgreSQL not reachable at {POSTGRES_ADMIN_URL} (required when CI=true)")
+
+
+@pytest.fixture(scope="session")
+def postgres_database_factory() -> Iterator[Callable[[], str]]:
+    """Make fresh, empty PostgreSQL databases; drop them all at the end of the session."""
+    created: list[str] = []
+
+    async def admin(sql: str) -> None:
+        conn = await asyncpg.connect(POSTGRES_ADMIN_URL)
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
+
+    def make() -> str:
+        _require_postgres()
+        name = f"anonbox_test_{uuid.uuid4().hex[:12]}"
+        asyncio.run(admin(f'CREATE DATABASE "{name}"'))
+        created.append(name)
+        base = POSTGRES_ADMIN_URL.rsplit("/", 1)[0]
+        return f"{base}/{name}"
+
+    yield make
+    for name in created:
+        asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(scope="session")
+def database_url_factory(
+    tmp_path_factory: pytest.TempPathFactory, postgres_database_factory: Callable[[], str]
+) -> Callable[[str], str]:
+    def make(backend: str) -> str:
+        if backend == "sqlite":
+            return f"sqlite:///{tmp_path_factory.mktemp('sqlite') / 'anonbox.db'}"
+        return postgres_database_factory()
+
+    return make
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgresql"])
+def server(
+    request: pytest.FixtureRequest,
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Server]:
+    backend = request.param
+    url = database_url_factory(backend)
+    running = Server(url, tmp_path_factory.mktemp("logs") / f"{backend}.log").start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def api(server: Server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        yield client
+
+
+@dataclass(frozen=True)
+class Creator:
+    user_id: str
+    link_id: str
+    api_key: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"X-API-Key": self.api_key}
+
+
+def make_creator_in(database_url: str) -> Creator:
+    async def run() -> Creator:
+        db = await connect(database_url)
+        try:
+            made = await create_creator(db, email=f"{uuid.uuid4().hex[:10]}@example.com")
+        finally:
+            await db.close()
+        return Creator(made.user_id, made.link_id, made.api_key)
+
+    return asyncio.run(run())
+
+
+@pytest.fixture
+def make_creator(server: Server) -> Callable[[], Creator]:
+    return lambda: make_creator_in(server.database_url)
+
+
+@pytest.fixture
+def creator(make_creator: Callable[[], Creator]) -> Creator:
+    return make_creator()
+
+
+@pytest.fixture
+def artifacts_dir() -> Path:
+    path = Path(__file__).resolve().parent.parent / "test-artifacts"
+    path.mkdir(exist_ok=True)
+    return path
