@@ -5,10 +5,23 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 
+from anonbox.core.errors import AnonboxError
 from anonbox.core.settings import Settings
+
+
+@contextmanager
+def _plainly() -> Iterator[None]:
+    """Report a bad database URL, an unreachable database or a refused request in one line."""
+    try:
+        yield
+    except (ValueError, OSError, AnonboxError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
 
 
 @click.group()
@@ -26,7 +39,8 @@ def serve(host: str, port: int) -> None:
     from anonbox.migrations import upgrade
 
     settings = Settings.from_env()
-    upgrade(settings.database_url)
+    with _plainly():
+        upgrade(settings.database_url)
     uvicorn.run(
         "anonbox.main:create_app",
         factory=True,
@@ -46,7 +60,8 @@ def migrate() -> None:
     """Upgrade the database in ANONBOX_DATABASE_URL to the latest schema."""
     from anonbox.migrations import upgrade
 
-    upgrade(Settings.from_env().database_url)
+    with _plainly():
+        upgrade(Settings.from_env().database_url)
     click.echo("database is at the latest schema")
 
 
@@ -63,11 +78,11 @@ def creator_create(email: str, name: str | None, as_json: bool) -> None:
     """Create a creator with a default link and a fresh API key (shown only now)."""
     from anonbox.auth.service import create_creator
     from anonbox.core.database import connect
-    from anonbox.core.errors import Conflict
     from anonbox.migrations import upgrade
 
     settings = Settings.from_env()
-    upgrade(settings.database_url)
+    with _plainly():
+        upgrade(settings.database_url)
 
     async def run() -> dict[str, str]:
         db = await connect(settings.database_url)
@@ -82,11 +97,8 @@ def creator_create(email: str, name: str | None, as_json: bool) -> None:
             "api_key": made.api_key,
         }
 
-    try:
+    with _plainly():
         result = asyncio.run(run())
-    except (Conflict, ValueError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
     if as_json:
         click.echo(json.dumps(result))
     else:

@@ -17,9 +17,9 @@ from anonbox import __version__
 from anonbox.auth.dependencies import current_creator, optional_creator
 from anonbox.core.database import Database, connect
 from anonbox.core.envelope import RequestClock
-from anonbox.core.errors import UnsupportedMediaType
 from anonbox.core.exception_handlers import EXCEPTION_HANDLERS
 from anonbox.core.health import healthz, readyz
+from anonbox.core.requests import JSONRequest, require_json_body
 from anonbox.core.settings import Settings
 from anonbox.links.dependencies import owned_link, viewed_link
 from anonbox.messages.router import ROUTES as MESSAGE_ROUTES
@@ -28,15 +28,6 @@ from anonbox.messages.router import ROUTES as MESSAGE_ROUTES
 def provide_db(state: State) -> Database:
     db: Database = state.db
     return db
-
-
-async def require_json_body(request: Request[Any, Any, Any]) -> None:
-    """415 for a handler that takes a JSON body when the request says it is something else."""
-    if "data" not in request.route_handler.parsed_fn_signature.parameters:
-        return
-    media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
-    if media_type != "application/json" and not media_type.endswith("+json"):
-        raise UnsupportedMediaType("Send the body as JSON, with Content-Type: application/json")
 
 
 @get("/openapi.json", include_in_schema=False, media_type="application/json")
@@ -66,6 +57,7 @@ def create_app(settings: Settings | None = None) -> RequestClock:
         },
         lifespan=[database],
         before_request=require_json_body,
+        request_class=JSONRequest,
         exception_handlers=EXCEPTION_HANDLERS,
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(

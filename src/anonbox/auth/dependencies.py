@@ -10,12 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request
+from litestar.openapi.spec import SecurityRequirement
 
 from anonbox.auth.service import Principal, authenticate
 from anonbox.core.database import Database
 from anonbox.core.errors import Unauthorized
 
-SECURITY = [{"ApiKey": []}, {"Bearer": []}]  # OpenAPI security requirement for creator routes
+# OpenAPI security requirements: creator routes need a credential; public reads accept one.
+SECURITY: list[SecurityRequirement] = [{"ApiKey": []}, {"Bearer": []}]
+OPTIONAL_SECURITY: list[SecurityRequirement] = [{}, *SECURITY]
 
 
 def presented_credential(request: Request[Any, Any, Any]) -> str | None:

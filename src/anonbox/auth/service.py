@@ -52,11 +52,18 @@ async def authenticate(db: Database, credential: str) -> Principal:
     return Principal(user_id=row["user_id"], credential_id=row["id"])
 
 
+def normalised_email(email: str) -> str:
+    """One mailbox, one account: addresses are compared and stored in lower case."""
+    email = email.strip().lower()
+    local, _, domain = email.partition("@")
+    if not local or "." not in domain or len(email) > 320 or any(c.isspace() for c in email):
+        raise ValueError(f"not an e-mail address: {email!r}")
+    return email
+
+
 async def create_creator(db: Database, *, email: str, name: str | None = None) -> NewCreator:
     """A new account with a default link and a fresh API key (the plaintext is returned once)."""
-    email = email.strip()
-    if "@" not in email or len(email) > 320:
-        raise ValueError(f"not an e-mail address: {email!r}")
+    email = normalised_email(email)
     now = now_us()
     user_id = new_ulid(now)
     api_key = new_api_key()

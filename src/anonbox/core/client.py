@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from litestar.types import Scope
+from collections.abc import Mapping
+from typing import Any
 
 
-def client_ip(scope: Scope) -> str:
+def client_ip(scope: Mapping[str, Any]) -> str:
     # The socket peer. X-Forwarded-For is deliberately ignored until trusted proxies
     # are configurable, so a caller cannot claim another address.
     client = scope.get("client")

@@ -94,7 +94,7 @@ class _SQLiteConnection:
 
     async def fetch(self, sql: str, *args: Any) -> Sequence[Row]:
         rows = await _sqlite_guard(self._conn.execute_fetchall(_sqlite_sql(sql), args))
-        return list(rows)
+        return list(rows)  # type: ignore[arg-type]  # sqlite3.Row is a Mapping at run time
 
     async def fetchrow(self, sql: str, *args: Any) -> Row | None:
         rows = await self.fetch(sql, *args)

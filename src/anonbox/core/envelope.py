@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, MutableMapping
 from datetime import UTC, datetime
-from typing import Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
 import msgspec
 from litestar import Request
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar.params import KwargDefinition
+from litestar.types import ASGIApp, Receive, Send
 
 from anonbox.core.client import client_ip
 from anonbox.core.errors import FieldProblem
 
+S = TypeVar("S", bound=int)  # the operation's one success status, as a Literal for OpenAPI
 T = TypeVar("T")
+
+Timestamp = Annotated[
+    str,
+    KwargDefinition(schema_extra={"format": "date-time"}, description="ISO 8601, UTC"),
+]
 
 _STARTED = "anonbox.started"  # scope key: (perf_counter, wall-clock datetime) at arrival
 
@@ -24,11 +32,11 @@ class Metadata(msgspec.Struct):
     url: str
     execution_time_ms: float
     ip: str
-    timestamp: str
+    timestamp: Timestamp
 
 
-class Envelope(msgspec.Struct, Generic[T]):
-    status_code: int
+class Envelope(msgspec.Struct, Generic[S, T]):
+    status_code: S
     message: str
     data: T
     metadata: Metadata
@@ -59,13 +67,15 @@ class RequestClock:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            scope[_STARTED] = (time.perf_counter(), datetime.now(UTC))  # type: ignore[literal-required]
-        await self.app(scope, receive, send)
+            scope[_STARTED] = (time.perf_counter(), datetime.now(UTC))
+        await self.app(scope, receive, send)  # type: ignore[arg-type]
 
 
-def metadata(scope: Scope) -> Metadata:
+def metadata(scope: Mapping[str, Any]) -> Metadata:
+    started: float
+    arrived: datetime
     started, arrived = scope.get(_STARTED) or (time.perf_counter(), datetime.now(UTC))
     raw_path = scope.get("raw_path") or scope["path"].encode()
     url = raw_path.decode("latin-1")
@@ -81,15 +91,15 @@ def metadata(scope: Scope) -> Metadata:
 
 
 def envelope(
-    request: Request[object, object, object], status_code: int, message: str, data: T
-) -> Envelope[T]:
+    request: Request[Any, Any, Any], status_code: S, message: str, data: T
+) -> Envelope[S, T]:
     return Envelope(
         status_code=status_code, message=message, data=data, metadata=metadata(request.scope)
     )
 
 
 def error_envelope(
-    scope: Scope,
+    scope: Mapping[str, Any],
     status_code: int,
     code: str,
     message: str,

@@ -106,14 +106,6 @@ def handle_http_exception(request: Request[Any, Any, Any], exc: HTTPException) -
         message = f"{request.method} is not allowed on {request.url.path}"
     elif status == 413:
         message = "The request body is larger than this service accepts"
-    elif status == 400 and "JSON" in (exc.detail or ""):
-        return _respond(
-            request,
-            400,
-            "validation_failed",
-            "The request body is not valid JSON",
-            [FieldProblem("body", "invalid_json")],
-        )
     else:
         message = exc.detail
     headers = {
@@ -132,8 +124,8 @@ def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Respon
 
 
 EXCEPTION_HANDLERS: ExceptionHandlersMap = {
-    AnonboxError: handle_anonbox_error,  # type: ignore[dict-item]
-    ValidationException: handle_validation_error,  # type: ignore[dict-item]
-    HTTPException: handle_http_exception,  # type: ignore[dict-item]
+    AnonboxError: handle_anonbox_error,
+    ValidationException: handle_validation_error,
+    HTTPException: handle_http_exception,
     Exception: handle_unexpected,
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from litestar import Request, get
@@ -16,7 +16,7 @@ class Health(msgspec.Struct):
 
 
 @get("/healthz", summary="The process is up", tags=["operations"])
-async def healthz(request: Request[Any, Any, Any]) -> Envelope[Health]:
+async def healthz(request: Request[Any, Any, Any]) -> Envelope[Literal[200], Health]:
     return envelope(request, 200, "Up", Health(status="ok"))
 
 
@@ -26,6 +26,6 @@ async def healthz(request: Request[Any, Any, Any]) -> Envelope[Health]:
     responses=error_responses(503),
     tags=["operations"],
 )
-async def readyz(request: Request[Any, Any, Any], db: Database) -> Envelope[Health]:
+async def readyz(request: Request[Any, Any, Any], db: Database) -> Envelope[Literal[200], Health]:
     await db.ping()
     return envelope(request, 200, "Ready", Health(status="ok"))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from litestar import Request, delete, get, post, put
 
-from anonbox.auth.dependencies import SECURITY
+from anonbox.auth.dependencies import OPTIONAL_SECURITY, SECURITY
 from anonbox.core.client import client_ip
 from anonbox.core.database import Database
 from anonbox.core.envelope import Envelope, envelope, error_responses
@@ -23,6 +23,8 @@ from anonbox.messages.schemas import (
 )
 
 AnyRequest = Request[Any, Any, Any]
+OK = Literal[200]
+Created = Literal[201]
 _CREATOR_ERRORS = error_responses(400, 401, 403, 404, 503)
 _BODY_ERRORS = (413, 415)
 
@@ -36,7 +38,7 @@ _BODY_ERRORS = (413, 415)
 )
 async def create_message(
     request: AnyRequest, link_id: LinkId, data: MessageIn, db: Database
-) -> Envelope[MessageOut]:
+) -> Envelope[Created, MessageOut]:
     sender = service.Sender(ip=client_ip(request.scope))
     message = await service.create_message(
         db, link_id=link_id, content=data.message_content, sender=sender
@@ -50,12 +52,12 @@ async def create_message(
     description="The creator (with a credential) sees the whole inbox; anyone else only "
     "the messages that have at least one reply.",
     responses=error_responses(400, 401, 404, 503),
-    security=SECURITY,
+    security=OPTIONAL_SECURITY,
     tags=["messages"],
 )
 async def list_messages(
     request: AnyRequest, viewed: LinkAccess, db: Database, cursor: Cursor = None, limit: Limit = 20
-) -> Envelope[InboxPage]:
+) -> Envelope[OK, InboxPage]:
     page = await service.inbox(
         db, link_id=viewed.link_id, cursor=cursor, limit=limit, answered_only=not viewed.is_creator
     )
@@ -72,7 +74,7 @@ async def list_messages(
 )
 async def reply_to_message(
     request: AnyRequest, owned: LinkAccess, message_id: RowId, data: MessageIn, db: Database
-) -> Envelope[ReplyOut]:
+) -> Envelope[Created, ReplyOut]:
     reply = await service.reply(
         db, link_id=owned.link_id, message_id=message_id, content=data.message_content
     )
@@ -85,7 +87,7 @@ async def reply_to_message(
     description="Anyone may read the replies of an answered message; an unanswered one "
     "is visible to its creator only.",
     responses=error_responses(400, 401, 404, 503),
-    security=SECURITY,
+    security=OPTIONAL_SECURITY,
     tags=["messages"],
 )
 async def list_replies(
@@ -95,7 +97,7 @@ async def list_replies(
     db: Database,
     cursor: Cursor = None,
     limit: Limit = 20,
-) -> Envelope[ReplyPage]:
+) -> Envelope[OK, ReplyPage]:
     page = await service.replies(
         db,
         link_id=viewed.link_id,
@@ -116,7 +118,7 @@ async def list_replies(
 )
 async def toggle_like(
     request: AnyRequest, owned: LinkAccess, message_id: RowId, db: Database
-) -> Envelope[LikeState]:
+) -> Envelope[OK, LikeState]:
     state = await service.toggle_like(db, link_id=owned.link_id, message_id=message_id)
     return envelope(request, 200, "Liked" if state.like_by_creator else "Like removed", state)
 
@@ -131,7 +133,7 @@ async def toggle_like(
 )
 async def delete_reply(
     request: AnyRequest, owned: LinkAccess, message_id: RowId, reply_id: RowId, db: Database
-) -> Envelope[None]:
+) -> Envelope[OK, None]:
     await service.delete_reply(db, link_id=owned.link_id, message_id=message_id, reply_id=reply_id)
     return envelope(request, 200, "Reply deleted", None)
 
@@ -146,7 +148,7 @@ async def delete_reply(
 )
 async def delete_message(
     request: AnyRequest, owned: LinkAccess, message_id: RowId, db: Database
-) -> Envelope[None]:
+) -> Envelope[OK, None]:
     await service.delete_message(db, link_id=owned.link_id, message_id=message_id)
     return envelope(request, 200, "Message deleted", None)
 

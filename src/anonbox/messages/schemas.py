@@ -7,6 +7,7 @@ from typing import Annotated
 import msgspec
 from litestar.params import KwargDefinition
 
+from anonbox.core.envelope import Timestamp
 from anonbox.messages.content import MAX_CHARACTERS
 
 # Bounds are documented here but checked after NFC normalisation, in content.py.
@@ -27,14 +28,14 @@ class MessageIn(msgspec.Struct):
 class MessageOut(msgspec.Struct):
     id: str
     message_content: str
-    created_at: str
+    created_at: Timestamp
 
 
 class ReplyOut(msgspec.Struct):
     message_id: str
     reply_message_id: str
     message_content: str
-    created_at: str
+    created_at: Timestamp
 
 
 class LikeState(msgspec.Struct):
@@ -46,7 +47,7 @@ class InboxItem(msgspec.Struct):
     id: str
     message_content: str
     like_by_creator: bool
-    created_at: str
+    created_at: Timestamp
     reply_count: int
 
 
