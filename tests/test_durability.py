@@ -1,0 +1,130 @@
+"""A 201 is a durable commit: SIGKILL the server mid-traffic and no acknowledged message is lost."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import Creator, make_creator_in
+from tests.server import Server
+
+MESSAGES = 50
+WRITERS = 5
+BACKGROUND_WRITERS = 3
+ACKS_BEFORE_KILL = 30  # background acknowledgements seen before the kill lands
+
+
+def post_many(base_url: str, link_id: str, texts: list[str]) -> dict[str, str]:
+    """Post each text; return {message id: text} for every 201."""
+    acknowledged: dict[str, str] = {}
+    with httpx.Client(base_url=base_url, timeout=30) as client:
+        for text in texts:
+            response = client.post(f"/message/{link_id}", json={"message_content": text})
+            if response.status_code == 201:
+                acknowledged[response.json()["data"]["id"]] = text
+    return acknowledged
+
+
+class Poster(threading.Thread):
+    """Posts until the server goes away, recording only fully received 201s."""
+
+    def __init__(self, base_url: str, link_id: str, name: str, progress: threading.Semaphore):
+        super().__init__(daemon=True)
+        self.base_url = base_url
+        self.link_id = link_id
+        self.label = name
+        self.progress = progress
+        self.acknowledged: dict[str, str] = {}
+        self.unexpected: list[str] = []
+        self.cut_off = False
+
+    def run(self) -> None:
+        with httpx.Client(base_url=self.base_url, timeout=30) as client:
+            for i in range(100_000):
+                text = f"{self.label} #{i}"
+                try:
+                    response = client.post(
+                        f"/message/{self.link_id}", json={"message_content": text}
+                    )
+                    body = response.json() if response.status_code == 201 else None
+                except httpx.TransportError:
+                    self.cut_off = True
+                    return
+                if body is None:
+                    self.unexpected.append(f"{response.status_code} {response.text[:200]}")
+                    return
+                self.acknowledged[body["data"]["id"]] = text
+                self.progress.release()
+
+
+def whole_inbox(base_url: str, creator: Creator) -> dict[str, str]:
+    """Every message in the creator's inbox, following next_cursor to the end."""
+    found: dict[str, str] = {}
+    cursor: str | None = None
+    with httpx.Client(base_url=base_url, timeout=30, headers=creator.headers) as client:
+        while True:
+            params: dict[str, str | int] = {"limit": 100}
+            if cursor:
+                params["cursor"] = cursor
+            page = client.get(f"/message/{creator.link_id}", params=params)
+            assert page.status_code == 200, page.text
+            data = page.json()["data"]
+            for item in data["items"]:
+                assert item["id"] not in found, f"{item['id']} listed twice"
+                found[item["id"]] = item["message_content"]
+            cursor = data["next_cursor"]
+            if cursor is None:
+                return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_no_acknowledged_message_is_lost_when_the_server_is_killed(
+    backend: str, database_url_factory: Callable[[str], str], tmp_path: Path
+) -> None:
+    url = database_url_factory(backend)
+    log = tmp_path / "server.log"
+    first = Server(url, log).start()
+    try:
+        creator = make_creator_in(url)
+        texts = [f"steady #{i}" for i in range(MESSAGES)]
+        batches = [texts[i::WRITERS] for i in range(WRITERS)]
+        with ThreadPoolExecutor(WRITERS) as pool:
+            results = pool.map(lambda batch: post_many(first.url, creator.link_id, batch), batches)
+        acknowledged: dict[str, str] = {}
+        for result in results:
+            acknowledged.update(result)
+        assert len(acknowledged) == MESSAGES, f"only {len(acknowledged)} of {MESSAGES} got 201"
+
+        progress = threading.Semaphore(0)
+        posters = [
+            Poster(first.url, creator.link_id, f"background {n}", progress)
+            for n in range(BACKGROUND_WRITERS)
+        ]
+        for poster in posters:
+            poster.start()
+        for _ in range(ACKS_BEFORE_KILL):
+            assert progress.acquire(timeout=30), "background posting stalled before the kill"
+        first.kill()
+        for poster in posters:
+            poster.join(timeout=60)
+            assert not poster.is_alive()
+            assert poster.unexpected == [], poster.unexpected
+            assert poster.cut_off, f"{poster.label} was not posting when the server died"
+            acknowledged.update(poster.acknowledged)
+    finally:
+        first.stop()
+
+    second = Server(url, log).start()
+    try:
+        inbox = whole_inbox(second.url, creator)
+    finally:
+        second.stop()
+    lost = sorted(set(acknowledged) - set(inbox))
+    assert lost == [], f"{len(lost)} of {len(acknowledged)} acknowledged messages lost: {lost[:5]}"
+    assert {i: inbox[i] for i in acknowledged} == acknowledged
