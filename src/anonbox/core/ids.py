@@ -2,13 +2,17 @@
 
 Rows get ULIDs (Crockford base32, lower case): 48 bits of milliseconds then 80 random
 bits, so they sort by creation time in byte order on both databases and serve as
-cursors. Links get short random ids, since they are typed and shared by people.
+cursors. Within one process they are strictly increasing: an id made in the same
+millisecond as the previous one (or while the clock steps back) is the previous one
+plus a random step, so "newest first" holds even for messages a millisecond apart.
+Links get short random ids, since they are typed and shared by people.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
+import threading
 
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 _LINK_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
@@ -17,8 +21,20 @@ LINK_ID_LENGTH = 10  # 36**10 ~ 3.7e15: not enumerable
 ULID_PATTERN = re.compile(r"^[0-9a-hjkmnp-tv-z]{26}$")
 
 
+_RANDOM_BITS = 80
+_last_value = 0
+_lock = threading.Lock()
+
+
 def new_ulid(epoch_us: int) -> str:
-    value = ((epoch_us // 1000) << 80) | secrets.randbits(80)
+    global _last_value
+    candidate = ((epoch_us // 1000) << _RANDOM_BITS) | secrets.randbits(_RANDOM_BITS)
+    with _lock:
+        if candidate >> _RANDOM_BITS <= _last_value >> _RANDOM_BITS:
+            # Same (or an earlier) millisecond: step up unpredictably, never sideways.
+            candidate = _last_value + 1 + secrets.randbits(40)
+        _last_value = candidate
+    value = candidate
     chars = []
     for _ in range(26):
         chars.append(_CROCKFORD[value & 31])
