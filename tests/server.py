@@ -20,7 +20,9 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, database_url: str, log_path: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, database_url: str, log_path: Path, env: dict[str, str] | None = None
+    ) -> None:
         self.database_url = database_url
         self.log_path = log_path
         self.extra_env = env or {}
@@ -49,7 +51,7 @@ class Server:
         raise RuntimeError(f"server did not start in {timeout}s; see {self.log_path}")
 
     def kill(self) -> None:
-        """SIGKILL: no shutdown handlers, no flushing; what a power cut looks like to the process."""
+        """SIGKILL: no shutdown handlers, no flushing, as a crash looks to the process."""
         assert self.process is not None
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=10)

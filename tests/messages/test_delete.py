@@ -1,0 +1,280 @@
+"""DELETE of a reply and of a whole message, by the creator only, along the ownership chain."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import Creator
+
+UNKNOWN_ID = "01aaaaaaaaaaaaaaaaaaaaaaaa"
+
+
+def post_message(api: httpx.Client, link_id: str, content: str = "Tell me a secret") -> str:
+    sent = api.post(f"/message/{link_id}", json={"message_content": content})
+    assert sent.status_code == 201, sent.text
+    return str(sent.json()["data"]["id"])
+
+
+def post_reply(api: httpx.Client, creator: Creator, message_id: str, content: str) -> str:
+    sent = api.post(
+        f"/message/{creator.link_id}/{message_id}",
+        json={"message_content": content},
+        headers=creator.headers,
+    )
+    assert sent.status_code == 201, sent.text
+    return str(sent.json()["data"]["reply_message_id"])
+
+
+def reply_ids(
+    api: httpx.Client, creator: Creator, message_id: str, headers: dict[str, str] | None = None
+) -> list[str]:
+    listed = api.get(
+        f"/message/{creator.link_id}/{message_id}",
+        params={"limit": 100},
+        headers=creator.headers if headers is None else headers,
+    )
+    assert listed.status_code == 200, listed.text
+    return [r["reply_message_id"] for r in listed.json()["data"]["items"]]
+
+
+def inbox(
+    api: httpx.Client, creator: Creator, headers: dict[str, str] | None = None
+) -> dict[str, int]:
+    """message id -> reply_count, as the caller (the creator by default) sees the inbox."""
+    listed = api.get(
+        f"/message/{creator.link_id}",
+        params={"limit": 100},
+        headers=creator.headers if headers is None else headers,
+    )
+    assert listed.status_code == 200, listed.text
+    return {m["id"]: m["reply_count"] for m in listed.json()["data"]["items"]}
+
+
+def assert_error(response: httpx.Response, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    body: dict[str, Any] = response.json()
+    assert body["status_code"] == status
+    assert body["data"] is None
+    assert isinstance(body["error"]["code"], str)
+    assert body["error"]["code"]
+    return body
+
+
+# --- delete reply -------------------------------------------------------------------------
+
+
+def test_delete_reply_returns_200_with_null_data(api: httpx.Client, creator: Creator) -> None:
+    message_id = post_message(api, creator.link_id)
+    keep = post_reply(api, creator, message_id, "first")
+    gone = post_reply(api, creator, message_id, "second")
+
+    deleted = api.delete(f"/message/{creator.link_id}/{message_id}/{gone}", headers=creator.headers)
+
+    assert deleted.status_code == 200, deleted.text
+    body = deleted.json()
+    assert set(body) == {"status_code", "message", "data", "metadata"}
+    assert body["status_code"] == 200
+    assert body["data"] is None
+    assert body["metadata"]["method"] == "DELETE"
+    assert body["metadata"]["url"] == f"/message/{creator.link_id}/{message_id}/{gone}"
+    assert reply_ids(api, creator, message_id) == [keep]
+
+
+def test_delete_reply_decrements_reply_count(api: httpx.Client, creator: Creator) -> None:
+    message_id = post_message(api, creator.link_id)
+    first = post_reply(api, creator, message_id, "one")
+    second = post_reply(api, creator, message_id, "two")
+    assert inbox(api, creator)[message_id] == 2
+
+    url = f"/message/{creator.link_id}/{message_id}"
+    assert api.delete(f"{url}/{first}", headers=creator.headers).status_code == 200
+    assert inbox(api, creator)[message_id] == 1
+    assert api.delete(f"{url}/{second}", headers=creator.headers).status_code == 200
+    assert inbox(api, creator)[message_id] == 0
+
+
+def test_deleting_the_same_reply_twice_is_404_and_counts_once(
+    api: httpx.Client, creator: Creator
+) -> None:
+    message_id = post_message(api, creator.link_id)
+    post_reply(api, creator, message_id, "stays")
+    gone = post_reply(api, creator, message_id, "goes")
+    url = f"/message/{creator.link_id}/{message_id}/{gone}"
+
+    assert api.delete(url, headers=creator.headers).status_code == 200
+    assert_error(api.delete(url, headers=creator.headers), 404)
+
+    assert inbox(api, creator)[message_id] == 1
+
+
+def test_reply_under_another_message_is_404(api: httpx.Client, creator: Creator) -> None:
+    asked = post_message(api, creator.link_id, "question one")
+    other = post_message(api, creator.link_id, "question two")
+    reply_id = post_reply(api, creator, asked, "answer to one")
+    post_reply(api, creator, other, "answer to two")
+
+    assert_error(
+        api.delete(f"/message/{creator.link_id}/{other}/{reply_id}", headers=creator.headers), 404
+    )
+
+    assert inbox(api, creator) == {asked: 1, other: 1}
+    assert reply_ids(api, creator, asked) == [reply_id]
+
+
+def test_unknown_reply_is_404(api: httpx.Client, creator: Creator) -> None:
+    message_id = post_message(api, creator.link_id)
+    post_reply(api, creator, message_id, "only reply")
+
+    assert_error(
+        api.delete(
+            f"/message/{creator.link_id}/{message_id}/{UNKNOWN_ID}", headers=creator.headers
+        ),
+        404,
+    )
+
+    assert inbox(api, creator)[message_id] == 1
+
+
+def test_malformed_reply_id_is_400(api: httpx.Client, creator: Creator) -> None:
+    message_id = post_message(api, creator.link_id)
+
+    assert_error(
+        api.delete(f"/message/{creator.link_id}/{message_id}/not_a_ulid", headers=creator.headers),
+        400,
+    )
+
+
+def test_deleting_the_last_reply_hides_the_message_from_the_public(
+    api: httpx.Client, creator: Creator
+) -> None:
+    message_id = post_message(api, creator.link_id)
+    reply_id = post_reply(api, creator, message_id, "published")
+    assert inbox(api, creator, headers={}) == {message_id: 1}
+
+    deleted = api.delete(
+        f"/message/{creator.link_id}/{message_id}/{reply_id}", headers=creator.headers
+    )
+
+    assert deleted.status_code == 200, deleted.text
+    assert inbox(api, creator, headers={}) == {}
+    assert_error(api.get(f"/message/{creator.link_id}/{message_id}"), 404)
+    assert inbox(api, creator) == {message_id: 0}
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param(None, id="no-credential"),
+        pytest.param({"X-API-Key": "anb_" + "d" * 40}, id="unknown-key"),
+        pytest.param({"Authorization": "Bearer nonsense"}, id="unknown-bearer"),
+    ],
+)
+def test_delete_reply_without_a_valid_credential_is_401(
+    api: httpx.Client, creator: Creator, headers: dict[str, str] | None
+) -> None:
+    message_id = post_message(api, creator.link_id)
+    reply_id = post_reply(api, creator, message_id, "keep me")
+
+    assert_error(
+        api.delete(f"/message/{creator.link_id}/{message_id}/{reply_id}", headers=headers), 401
+    )
+
+    assert reply_ids(api, creator, message_id) == [reply_id]
+    assert inbox(api, creator)[message_id] == 1
+
+
+def test_delete_reply_with_another_creators_key_is_403(
+    api: httpx.Client, make_creator: Callable[[], Creator]
+) -> None:
+    owner, stranger = make_creator(), make_creator()
+    message_id = post_message(api, owner.link_id)
+    reply_id = post_reply(api, owner, message_id, "keep me")
+
+    assert_error(
+        api.delete(f"/message/{owner.link_id}/{message_id}/{reply_id}", headers=stranger.headers),
+        403,
+    )
+
+    assert reply_ids(api, owner, message_id) == [reply_id]
+    assert inbox(api, owner)[message_id] == 1
+
+
+# --- delete message -----------------------------------------------------------------------
+
+
+def test_delete_message_removes_it_and_its_replies(api: httpx.Client, creator: Creator) -> None:
+    doomed = post_message(api, creator.link_id, "delete me")
+    kept = post_message(api, creator.link_id, "keep me")
+    doomed_reply = post_reply(api, creator, doomed, "reply to doomed")
+    kept_reply = post_reply(api, creator, kept, "reply to kept")
+
+    deleted = api.delete(f"/message/{creator.link_id}/{doomed}", headers=creator.headers)
+
+    assert deleted.status_code == 200, deleted.text
+    assert deleted.json()["data"] is None
+    assert inbox(api, creator) == {kept: 1}
+    assert_error(api.get(f"/message/{creator.link_id}/{doomed}", headers=creator.headers), 404)
+    assert_error(api.get(f"/message/{creator.link_id}/{doomed}"), 404)
+    assert_error(
+        api.delete(f"/message/{creator.link_id}/{doomed}/{doomed_reply}", headers=creator.headers),
+        404,
+    )
+    assert reply_ids(api, creator, kept) == [kept_reply]
+
+
+def test_deleted_message_cannot_be_replied_to_or_liked(api: httpx.Client, creator: Creator) -> None:
+    message_id = post_message(api, creator.link_id)
+    url = f"/message/{creator.link_id}/{message_id}"
+    assert api.delete(url, headers=creator.headers).status_code == 200
+
+    assert_error(api.delete(url, headers=creator.headers), 404)
+    assert_error(api.post(url, json={"message_content": "late"}, headers=creator.headers), 404)
+    assert_error(api.put(f"{url}/like", headers=creator.headers), 404)
+    assert inbox(api, creator) == {}
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param(None, id="no-credential"),
+        pytest.param({"X-API-Key": "anb_" + "m" * 40}, id="unknown-key"),
+    ],
+)
+def test_delete_message_without_a_valid_credential_is_401(
+    api: httpx.Client, creator: Creator, headers: dict[str, str] | None
+) -> None:
+    message_id = post_message(api, creator.link_id)
+
+    assert_error(api.delete(f"/message/{creator.link_id}/{message_id}", headers=headers), 401)
+
+    assert inbox(api, creator) == {message_id: 0}
+
+
+def test_delete_message_with_another_creators_key_is_403(
+    api: httpx.Client, make_creator: Callable[[], Creator]
+) -> None:
+    owner, stranger = make_creator(), make_creator()
+    message_id = post_message(api, owner.link_id)
+    reply_id = post_reply(api, owner, message_id, "still here")
+
+    assert_error(
+        api.delete(f"/message/{owner.link_id}/{message_id}", headers=stranger.headers), 403
+    )
+
+    assert inbox(api, owner) == {message_id: 1}
+    assert reply_ids(api, owner, message_id) == [reply_id]
+
+
+def test_delete_message_of_another_link_is_404(
+    api: httpx.Client, make_creator: Callable[[], Creator]
+) -> None:
+    mine, theirs = make_creator(), make_creator()
+    their_message = post_message(api, theirs.link_id)
+
+    assert_error(api.delete(f"/message/{mine.link_id}/{their_message}", headers=mine.headers), 404)
+
+    assert inbox(api, theirs) == {their_message: 0}

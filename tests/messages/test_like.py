@@ -1,0 +1,170 @@
+"""PUT /message/{link_id}/{message_id}/like: the creator's like toggles, atomically."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import Creator
+
+UNKNOWN_MESSAGE_ID = "01aaaaaaaaaaaaaaaaaaaaaaaa"
+CONCURRENT_TOGGLES = 40
+
+
+def post_message(api: httpx.Client, link_id: str, content: str = "Do you like cats?") -> str:
+    sent = api.post(f"/message/{link_id}", json={"message_content": content})
+    assert sent.status_code == 201, sent.text
+    return str(sent.json()["data"]["id"])
+
+
+def toggle(
+    api: httpx.Client, link_id: str, message_id: str, headers: dict[str, str] | None
+) -> httpx.Response:
+    return api.put(f"/message/{link_id}/{message_id}/like", headers=headers)
+
+
+def liked_in_inbox(api: httpx.Client, creator: Creator, message_id: str) -> bool:
+    listed = api.get(f"/message/{creator.link_id}", params={"limit": 100}, headers=creator.headers)
+    assert listed.status_code == 200, listed.text
+    [item] = [m for m in listed.json()["data"]["items"] if m["id"] == message_id]
+    value = item["like_by_creator"]
+    assert isinstance(value, bool)
+    return value
+
+
+def assert_error(response: httpx.Response, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    body: dict[str, Any] = response.json()
+    assert body["status_code"] == status
+    assert body["data"] is None
+    assert isinstance(body["error"]["code"], str)
+    assert body["error"]["code"]
+    return body
+
+
+def test_like_starts_false(api: httpx.Client, creator: Creator) -> None:
+    message_id = post_message(api, creator.link_id)
+
+    assert liked_in_inbox(api, creator, message_id) is False
+
+
+def test_toggle_sets_then_clears_the_like(api: httpx.Client, creator: Creator) -> None:
+    message_id = post_message(api, creator.link_id)
+
+    first = toggle(api, creator.link_id, message_id, creator.headers)
+    assert first.status_code == 200, first.text
+    body = first.json()
+    assert set(body) == {"status_code", "message", "data", "metadata"}
+    assert body["status_code"] == 200
+    assert body["data"] == {"message_id": message_id, "like_by_creator": True}
+    assert body["metadata"]["method"] == "PUT"
+    assert body["metadata"]["url"] == f"/message/{creator.link_id}/{message_id}/like"
+    assert liked_in_inbox(api, creator, message_id) is True
+
+    second = toggle(api, creator.link_id, message_id, creator.headers)
+    assert second.status_code == 200, second.text
+    assert second.json()["data"] == {"message_id": message_id, "like_by_creator": False}
+    assert liked_in_inbox(api, creator, message_id) is False
+
+
+def test_toggle_touches_only_the_named_message(api: httpx.Client, creator: Creator) -> None:
+    liked = post_message(api, creator.link_id, "like me")
+    untouched = post_message(api, creator.link_id, "leave me")
+
+    assert toggle(api, creator.link_id, liked, creator.headers).status_code == 200
+
+    assert liked_in_inbox(api, creator, liked) is True
+    assert liked_in_inbox(api, creator, untouched) is False
+
+
+def test_bearer_authorization_toggles_too(api: httpx.Client, creator: Creator) -> None:
+    message_id = post_message(api, creator.link_id)
+
+    toggled = toggle(
+        api, creator.link_id, message_id, {"Authorization": f"Bearer {creator.api_key}"}
+    )
+
+    assert toggled.status_code == 200, toggled.text
+    assert liked_in_inbox(api, creator, message_id) is True
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param(None, id="no-credential"),
+        pytest.param({"X-API-Key": "anb_" + "q" * 40}, id="unknown-key"),
+        pytest.param({"X-API-Key": ""}, id="empty-key"),
+    ],
+)
+def test_toggle_without_a_valid_credential_is_401(
+    api: httpx.Client, creator: Creator, headers: dict[str, str] | None
+) -> None:
+    message_id = post_message(api, creator.link_id)
+
+    assert_error(toggle(api, creator.link_id, message_id, headers), 401)
+
+    assert liked_in_inbox(api, creator, message_id) is False
+
+
+def test_toggle_with_another_creators_key_is_403(
+    api: httpx.Client, make_creator: Callable[[], Creator]
+) -> None:
+    owner, stranger = make_creator(), make_creator()
+    message_id = post_message(api, owner.link_id)
+
+    assert_error(toggle(api, owner.link_id, message_id, stranger.headers), 403)
+
+    assert liked_in_inbox(api, owner, message_id) is False
+
+
+def test_toggle_unknown_message_is_404(api: httpx.Client, creator: Creator) -> None:
+    assert_error(toggle(api, creator.link_id, UNKNOWN_MESSAGE_ID, creator.headers), 404)
+
+
+def test_toggle_message_of_another_link_is_404(
+    api: httpx.Client, make_creator: Callable[[], Creator]
+) -> None:
+    mine, theirs = make_creator(), make_creator()
+    their_message = post_message(api, theirs.link_id)
+
+    assert_error(toggle(api, mine.link_id, their_message, mine.headers), 404)
+
+    assert liked_in_inbox(api, theirs, their_message) is False
+
+
+def test_toggle_on_unknown_link_is_404(api: httpx.Client, creator: Creator) -> None:
+    message_id = post_message(api, creator.link_id)
+
+    assert_error(toggle(api, "nosuchlink0", message_id, creator.headers), 404)
+
+    assert liked_in_inbox(api, creator, message_id) is False
+
+
+def test_toggle_with_malformed_message_id_is_400(api: httpx.Client, creator: Creator) -> None:
+    assert_error(toggle(api, creator.link_id, "NOT-A-ULID", creator.headers), 400)
+
+
+def test_concurrent_toggles_lose_no_update(api: httpx.Client, creator: Creator) -> None:
+    message_id = post_message(api, creator.link_id)
+    start = threading.Barrier(CONCURRENT_TOGGLES)
+
+    def one_toggle(_: int) -> httpx.Response:
+        start.wait(timeout=30)
+        # httpx.Client is thread-safe; its pool opens one connection per concurrent request.
+        return toggle(api, creator.link_id, message_id, creator.headers)
+
+    with ThreadPoolExecutor(max_workers=CONCURRENT_TOGGLES) as pool:
+        responses = list(pool.map(one_toggle, range(CONCURRENT_TOGGLES)))
+
+    assert [r.status_code for r in responses] == [200] * CONCURRENT_TOGGLES, [
+        r.text for r in responses if r.status_code != 200
+    ]
+    states = [r.json()["data"]["like_by_creator"] for r in responses]
+    assert states.count(True) == CONCURRENT_TOGGLES // 2
+    assert states.count(False) == CONCURRENT_TOGGLES // 2
+    assert liked_in_inbox(api, creator, message_id) is False

@@ -1,0 +1,256 @@
+"""POST /message/{link_id}/{message_id}: the creator's reply, its shape, credentials and bounds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import Creator
+
+UNKNOWN_MESSAGE_ID = "01aaaaaaaaaaaaaaaaaaaaaaaa"
+
+
+def post_message(api: httpx.Client, link_id: str, content: str = "Ask me anything") -> str:
+    sent = api.post(f"/message/{link_id}", json={"message_content": content})
+    assert sent.status_code == 201, sent.text
+    return str(sent.json()["data"]["id"])
+
+
+def reply(
+    api: httpx.Client,
+    link_id: str,
+    message_id: str,
+    content: Any,
+    headers: dict[str, str] | None = None,
+) -> httpx.Response:
+    return api.post(
+        f"/message/{link_id}/{message_id}", json={"message_content": content}, headers=headers
+    )
+
+
+def inbox_item(api: httpx.Client, creator: Creator, message_id: str) -> dict[str, Any]:
+    listed = api.get(f"/message/{creator.link_id}", params={"limit": 100}, headers=creator.headers)
+    assert listed.status_code == 200, listed.text
+    [item] = [m for m in listed.json()["data"]["items"] if m["id"] == message_id]
+    return dict(item)
+
+
+def reply_contents(api: httpx.Client, creator: Creator, message_id: str) -> list[str]:
+    listed = api.get(
+        f"/message/{creator.link_id}/{message_id}", params={"limit": 100}, headers=creator.headers
+    )
+    assert listed.status_code == 200, listed.text
+    return [r["message_content"] for r in listed.json()["data"]["items"]]
+
+
+def assert_error(response: httpx.Response, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    body: dict[str, Any] = response.json()
+    assert body["status_code"] == status
+    assert body["data"] is None
+    assert isinstance(body["error"]["code"], str)
+    assert body["error"]["code"]
+    return body
+
+
+def assert_nothing_replied(api: httpx.Client, creator: Creator, message_id: str) -> None:
+    assert inbox_item(api, creator, message_id)["reply_count"] == 0
+    assert reply_contents(api, creator, message_id) == []
+
+
+def test_reply_has_exactly_the_contract_shape(api: httpx.Client, creator: Creator) -> None:
+    message_id = post_message(api, creator.link_id)
+    before = datetime.now(UTC)
+
+    replied = reply(api, creator.link_id, message_id, "Thanks for asking!", creator.headers)
+
+    assert replied.status_code == 201, replied.text
+    body = replied.json()
+    assert set(body) == {"status_code", "message", "data", "metadata"}
+    assert body["status_code"] == 201
+    data = body["data"]
+    assert set(data) == {"message_id", "reply_message_id", "message_content", "created_at"}
+    assert data["message_id"] == message_id
+    assert isinstance(data["reply_message_id"], str)
+    assert data["reply_message_id"] not in {"", message_id}
+    assert data["message_content"] == "Thanks for asking!"
+    created = datetime.fromisoformat(data["created_at"])
+    assert created.utcoffset() == timedelta(0)
+    assert abs(created - before) < timedelta(seconds=5)
+    meta = body["metadata"]
+    assert meta["method"] == "POST"
+    assert meta["url"] == f"/message/{creator.link_id}/{message_id}"
+
+    assert reply_contents(api, creator, message_id) == ["Thanks for asking!"]
+
+
+def test_bearer_authorization_works_like_x_api_key(api: httpx.Client, creator: Creator) -> None:
+    message_id = post_message(api, creator.link_id)
+
+    replied = reply(
+        api,
+        creator.link_id,
+        message_id,
+        "via bearer",
+        {"Authorization": f"Bearer {creator.api_key}"},
+    )
+
+    assert replied.status_code == 201, replied.text
+    assert reply_contents(api, creator, message_id) == ["via bearer"]
+
+
+def test_reply_count_in_inbox_increments(api: httpx.Client, creator: Creator) -> None:
+    message_id = post_message(api, creator.link_id)
+    other_id = post_message(api, creator.link_id, "another question")
+    assert inbox_item(api, creator, message_id)["reply_count"] == 0
+
+    for expected in (1, 2, 3):
+        replied = reply(api, creator.link_id, message_id, f"reply {expected}", creator.headers)
+        assert replied.status_code == 201, replied.text
+        assert inbox_item(api, creator, message_id)["reply_count"] == expected
+
+    assert inbox_item(api, creator, other_id)["reply_count"] == 0
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param(None, id="no-credential"),
+        pytest.param({"X-API-Key": "anb_" + "x" * 40}, id="unknown-key"),
+        pytest.param({"X-API-Key": "not-a-key"}, id="garbage-key"),
+        pytest.param({"Authorization": "Bearer anb_" + "y" * 40}, id="unknown-bearer"),
+        pytest.param({"Authorization": "Basic dXNlcjpwYXNz"}, id="basic-scheme"),
+    ],
+)
+def test_reply_without_a_valid_credential_is_401(
+    api: httpx.Client, creator: Creator, headers: dict[str, str] | None
+) -> None:
+    message_id = post_message(api, creator.link_id)
+
+    assert_error(reply(api, creator.link_id, message_id, "sneaky", headers), 401)
+
+    assert_nothing_replied(api, creator, message_id)
+
+
+def test_reply_with_another_creators_key_is_403(
+    api: httpx.Client, make_creator: Callable[[], Creator]
+) -> None:
+    owner, stranger = make_creator(), make_creator()
+    message_id = post_message(api, owner.link_id)
+
+    assert_error(reply(api, owner.link_id, message_id, "not mine", stranger.headers), 403)
+
+    assert_nothing_replied(api, owner, message_id)
+
+
+def test_message_of_another_link_is_not_found_under_yours(
+    api: httpx.Client, make_creator: Callable[[], Creator]
+) -> None:
+    mine, theirs = make_creator(), make_creator()
+    their_message = post_message(api, theirs.link_id)
+
+    assert_error(reply(api, mine.link_id, their_message, "chain!", mine.headers), 404)
+
+    assert_nothing_replied(api, theirs, their_message)
+
+
+def test_unknown_message_is_404(api: httpx.Client, creator: Creator) -> None:
+    assert_error(reply(api, creator.link_id, UNKNOWN_MESSAGE_ID, "hello?", creator.headers), 404)
+
+
+def test_malformed_message_id_is_400(api: httpx.Client, creator: Creator) -> None:
+    body = assert_error(reply(api, creator.link_id, "not-a-ulid", "hello?", creator.headers), 400)
+
+    assert [f["field"] for f in body["error"]["fields"]] == ["message_id"]
+
+
+def test_unknown_link_is_404(api: httpx.Client, creator: Creator) -> None:
+    message_id = post_message(api, creator.link_id)
+
+    assert_error(reply(api, "nosuchlink0", message_id, "hello?", creator.headers), 404)
+
+    assert_nothing_replied(api, creator, message_id)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param("k", id="1-char"),
+        pytest.param("k" * 500, id="500-chars"),
+        pytest.param("\U0001f389" * 500, id="500-emoji"),
+        pytest.param("<i>thanks</i> & bye", id="html"),
+    ],
+)
+def test_reply_in_bounds_is_stored_exactly(
+    api: httpx.Client, creator: Creator, content: str
+) -> None:
+    message_id = post_message(api, creator.link_id)
+
+    replied = reply(api, creator.link_id, message_id, content, creator.headers)
+
+    assert replied.status_code == 201, replied.text
+    assert replied.json()["data"]["message_content"] == content
+    assert reply_contents(api, creator, message_id) == [content]
+
+
+def test_reply_length_is_counted_after_nfc(api: httpx.Client, creator: Creator) -> None:
+    message_id = post_message(api, creator.link_id)
+
+    replied = reply(api, creator.link_id, message_id, "e\u0301" * 500, creator.headers)
+
+    assert replied.status_code == 201, replied.text
+    assert replied.json()["data"]["message_content"] == "\u00e9" * 500
+    assert reply_contents(api, creator, message_id) == ["\u00e9" * 500]
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        pytest.param("", "too_short", id="empty"),
+        pytest.param("k" * 501, "too_long", id="501-chars"),
+        pytest.param("\U0001f389" * 501, "too_long", id="501-emoji"),
+        pytest.param(" \n ", "blank", id="whitespace"),
+        pytest.param(7, "wrong_type", id="number"),
+        pytest.param(None, "wrong_type", id="null"),
+    ],
+)
+def test_reply_out_of_bounds_is_refused(
+    api: httpx.Client, creator: Creator, content: Any, problem: str
+) -> None:
+    message_id = post_message(api, creator.link_id)
+
+    body = assert_error(reply(api, creator.link_id, message_id, content, creator.headers), 400)
+
+    assert [(f["field"], f["problem"]) for f in body["error"]["fields"]] == [
+        ("message_content", problem)
+    ]
+    assert_nothing_replied(api, creator, message_id)
+
+
+def test_reply_with_nul_character_is_never_a_500(api: httpx.Client, creator: Creator) -> None:
+    message_id = post_message(api, creator.link_id)
+
+    replied = reply(api, creator.link_id, message_id, "a\x00b", creator.headers)
+
+    assert replied.status_code in {201, 400}, replied.text
+    if replied.status_code == 400:
+        assert_nothing_replied(api, creator, message_id)
+    else:
+        assert reply_contents(api, creator, message_id) == ["a\x00b"]
+
+
+def test_reply_body_as_text_plain_is_415(api: httpx.Client, creator: Creator) -> None:
+    message_id = post_message(api, creator.link_id)
+
+    sent = api.post(
+        f"/message/{creator.link_id}/{message_id}",
+        content=b'{"message_content": "hi"}',
+        headers={**creator.headers, "Content-Type": "text/plain"},
+    )
+
+    assert_error(sent, 415)
+    assert_nothing_replied(api, creator, message_id)
