@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import httpx
 from litestar import Litestar, Request, get
 from litestar.datastructures import State
 from litestar.di import Provide
@@ -14,7 +16,14 @@ from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 
 from anonbox import __version__
-from anonbox.auth.dependencies import current_creator, optional_creator
+from anonbox.auth.dependencies import (
+    current_creator,
+    optional_creator,
+    provide_oidc,
+    signed_in_creator,
+)
+from anonbox.auth.oidc import OIDCClient
+from anonbox.auth.router import ROUTES as AUTH_ROUTES
 from anonbox.core.database import Database, connect
 from anonbox.core.envelope import RequestClock
 from anonbox.core.exception_handlers import EXCEPTION_HANDLERS
@@ -37,25 +46,33 @@ async def openapi_document(request: Request[Any, Any, Any]) -> dict[str, Any]:
 
 def create_app(settings: Settings | None = None) -> RequestClock:
     settings = settings or Settings.from_env()
+    # httpx logs every provider call at INFO; the calls are ours and their failures are errors.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
 
     @asynccontextmanager
-    async def database(app: Litestar) -> AsyncIterator[None]:
+    async def resources(app: Litestar) -> AsyncIterator[None]:
+        app.state.settings = settings
         app.state.db = await connect(settings.database_url)
+        http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
+        app.state.oidc = OIDCClient(settings, http) if settings.google_client_id else None
         try:
             yield
         finally:
+            await http.aclose()
             await app.state.db.close()
 
     app = Litestar(
-        route_handlers=[*MESSAGE_ROUTES, healthz, readyz, openapi_document],
+        route_handlers=[*MESSAGE_ROUTES, *AUTH_ROUTES, healthz, readyz, openapi_document],
         dependencies={
             "db": Provide(provide_db, sync_to_thread=False),
             "creator": Provide(current_creator),
             "viewer": Provide(optional_creator),
+            "signed_in": Provide(signed_in_creator),
+            "oidc": Provide(provide_oidc, sync_to_thread=False),
             "owned": Provide(owned_link),
             "viewed": Provide(viewed_link),
         },
-        lifespan=[database],
+        lifespan=[resources],
         before_request=require_json_body,
         request_class=JSONRequest,
         exception_handlers=EXCEPTION_HANDLERS,

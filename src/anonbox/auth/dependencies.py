@@ -1,8 +1,9 @@
 """Request-scoped answers to "who is calling?", for route signatures.
 
 A handler that takes ``creator: Principal`` requires a valid credential (401 otherwise);
-one that takes ``viewer: Principal | None`` serves anonymous callers too, but still
-refuses a credential that is present and wrong.
+``viewer: Principal | None`` serves anonymous callers too, but still refuses a
+credential that is present and wrong; ``signed_in: Principal`` requires a sign-in
+session's access token, not an API key (403 for a key).
 """
 
 from __future__ import annotations
@@ -10,11 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request
+from litestar.datastructures import State
 from litestar.openapi.spec import SecurityRequirement
 
+from anonbox.auth.oidc import OIDCClient
 from anonbox.auth.service import Principal, authenticate
 from anonbox.core.database import Database
-from anonbox.core.errors import Unauthorized
+from anonbox.core.errors import Forbidden, ServiceUnavailable, Unauthorized
 
 # OpenAPI security requirements: creator routes need a credential; public reads accept one.
 SECURITY: list[SecurityRequirement] = [{"ApiKey": []}, {"Bearer": []}]
@@ -41,3 +44,18 @@ async def current_creator(request: Request[Any, Any, Any], db: Database) -> Prin
 async def optional_creator(request: Request[Any, Any, Any], db: Database) -> Principal | None:
     credential = presented_credential(request)
     return None if credential is None else await authenticate(db, credential)
+
+
+async def signed_in_creator(creator: Principal) -> Principal:
+    if creator.kind != "session":
+        raise Forbidden("This needs a sign-in access token; an API key cannot do it")
+    return creator
+
+
+def provide_oidc(state: State) -> OIDCClient:
+    oidc: OIDCClient | None = state.oidc
+    if oidc is None:
+        raise ServiceUnavailable(
+            "Sign-in with Google is not configured on this server (ANONBOX_GOOGLE_CLIENT_ID)"
+        )
+    return oidc

@@ -1,6 +1,8 @@
-"""SQL for users and API keys."""
+"""SQL for accounts, API keys, sign-in state and sessions."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from anonbox.core.database import Connection, Row
 
@@ -54,3 +56,203 @@ async def active_api_key(conn: Connection, key_hash: str) -> Row | None:
 
 async def touch_api_key(conn: Connection, key_id: str, used_at: int) -> None:
     await conn.execute("UPDATE api_keys SET last_used_at = $1 WHERE id = $2", used_at, key_id)
+
+
+async def list_api_keys(conn: Connection, user_id: str) -> Sequence[Row]:
+    return await conn.fetch(
+        "SELECT id, name, last_chars, created_at, last_used_at, revoked_at FROM api_keys"
+        " WHERE user_id = $1 ORDER BY id DESC",
+        user_id,
+    )
+
+
+async def revoke_api_key(conn: Connection, *, key_id: str, user_id: str, revoked_at: int) -> bool:
+    """Revoke one of the user's keys; False when it is not theirs. Revoking twice is fine."""
+    changed = await conn.execute(
+        "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE id = $1 AND user_id = $2",
+        key_id,
+        user_id,
+        revoked_at,
+    )
+    return changed == 1
+
+
+# --- accounts from a provider identity -------------------------------------------------
+
+
+async def insert_user_for_subject(
+    conn: Connection,
+    *,
+    user_id: str,
+    subject: str,
+    email: str,
+    name: str,
+    picture_url: str | None,
+    created_at: int,
+) -> bool:
+    """Create the account of a provider subject; False when it already exists."""
+    inserted = await conn.execute(
+        "INSERT INTO users (id, email, name, picture_url, google_sub, created_at)"
+        " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (google_sub) DO NOTHING",
+        user_id,
+        email,
+        name,
+        picture_url,
+        subject,
+        created_at,
+    )
+    return inserted == 1
+
+
+async def update_user_for_subject(
+    conn: Connection, *, subject: str, email: str, name: str, picture_url: str | None
+) -> str:
+    row = await conn.fetchrow(
+        "UPDATE users SET email = $2, name = $3, picture_url = $4 WHERE google_sub = $1"
+        " RETURNING id",
+        subject,
+        email,
+        name,
+        picture_url,
+    )
+    assert row is not None, "called only for a subject that has an account"
+    return str(row["id"])
+
+
+async def profile(conn: Connection, user_id: str) -> Row | None:
+    return await conn.fetchrow(
+        "SELECT u.id, u.name, u.email, u.picture_url, u.created_at,"
+        " (SELECT l.id FROM links l WHERE l.user_id = u.id"
+        "  ORDER BY l.created_at, l.id LIMIT 1) AS link_id"
+        " FROM users u WHERE u.id = $1",
+        user_id,
+    )
+
+
+# --- sign-in state ---------------------------------------------------------------------
+
+
+async def insert_signin_state(
+    conn: Connection,
+    *,
+    state: str,
+    binding_hash: str,
+    code_verifier: str,
+    nonce: str,
+    expires_at: int,
+) -> None:
+    await conn.execute(
+        "INSERT INTO signin_states (state, binding_hash, code_verifier, nonce, expires_at)"
+        " VALUES ($1, $2, $3, $4, $5)",
+        state,
+        binding_hash,
+        code_verifier,
+        nonce,
+        expires_at,
+    )
+
+
+async def purge_signin_states(conn: Connection, *, expired_before: int) -> None:
+    await conn.execute("DELETE FROM signin_states WHERE expires_at < $1", expired_before)
+
+
+async def consume_signin_state(
+    conn: Connection, *, state: str, binding_hash: str, now: int
+) -> Row | None:
+    """Mark the state used, once: only if issued here, to this user agent, unexpired, unused."""
+    return await conn.fetchrow(
+        "UPDATE signin_states SET used_at = $3"
+        " WHERE state = $1 AND binding_hash = $2 AND used_at IS NULL AND expires_at > $3"
+        " RETURNING code_verifier, nonce",
+        state,
+        binding_hash,
+        now,
+    )
+
+
+# --- sessions --------------------------------------------------------------------------
+
+
+async def insert_session(
+    conn: Connection,
+    *,
+    session_id: str,
+    user_id: str,
+    access_hash: str,
+    access_expires_at: int,
+    refresh_hash: str,
+    refresh_expires_at: int,
+    created_at: int,
+) -> None:
+    await conn.execute(
+        "INSERT INTO sessions (id, user_id, access_hash, access_expires_at, refresh_hash,"
+        " refresh_expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        session_id,
+        user_id,
+        access_hash,
+        access_expires_at,
+        refresh_hash,
+        refresh_expires_at,
+        created_at,
+    )
+
+
+async def active_session_by_access(conn: Connection, access_hash: str, now: int) -> Row | None:
+    return await conn.fetchrow(
+        "SELECT id, user_id, access_hash FROM sessions"
+        " WHERE access_hash = $1 AND revoked_at IS NULL AND access_expires_at > $2",
+        access_hash,
+        now,
+    )
+
+
+async def rotate_session(
+    conn: Connection,
+    *,
+    old_refresh_hash: str,
+    access_hash: str,
+    access_expires_at: int,
+    refresh_hash: str,
+    refresh_expires_at: int,
+    now: int,
+) -> str | None:
+    """Swap in new tokens if ``old_refresh_hash`` is the session's live refresh token."""
+    row = await conn.fetchrow(
+        "UPDATE sessions SET access_hash = $2, access_expires_at = $3,"
+        " refresh_hash = $4, refresh_expires_at = $5"
+        " WHERE refresh_hash = $1 AND revoked_at IS NULL AND refresh_expires_at > $6"
+        " RETURNING id",
+        old_refresh_hash,
+        access_hash,
+        access_expires_at,
+        refresh_hash,
+        refresh_expires_at,
+        now,
+    )
+    return None if row is None else str(row["id"])
+
+
+async def spend_refresh_token(
+    conn: Connection, *, refresh_hash: str, session_id: str, spent_at: int
+) -> None:
+    await conn.execute(
+        "INSERT INTO spent_refresh_tokens (refresh_hash, session_id, spent_at) VALUES ($1, $2, $3)",
+        refresh_hash,
+        session_id,
+        spent_at,
+    )
+
+
+async def session_of_spent_token(conn: Connection, refresh_hash: str) -> str | None:
+    row = await conn.fetchrow(
+        "SELECT session_id FROM spent_refresh_tokens WHERE refresh_hash = $1", refresh_hash
+    )
+    return None if row is None else str(row["session_id"])
+
+
+async def revoke_session(conn: Connection, *, session_id: str, revoked_at: int) -> None:
+    await conn.execute(
+        "UPDATE sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL",
+        session_id,
+        revoked_at,
+    )

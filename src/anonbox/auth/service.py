@@ -1,20 +1,29 @@
-"""Who a credential belongs to, and making creators."""
+"""Who a credential belongs to; making creators; their API keys and profile."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from anonbox.auth import repository
 from anonbox.auth.credentials import (
+    ACCESS_TOKEN_PREFIX,
     API_KEY_PREFIX,
     MAX_CREDENTIAL_LENGTH,
     credential_hash,
     hashes_match,
     new_api_key,
 )
-from anonbox.core.clock import now_us
-from anonbox.core.database import Database
-from anonbox.core.errors import Conflict, Unauthorized
+from anonbox.auth.schemas import ApiKeyInfo, NewApiKey, Profile
+from anonbox.core.clock import isoformat_us, now_us
+from anonbox.core.database import Connection, Database
+from anonbox.core.errors import (
+    Conflict,
+    FieldProblem,
+    NotFound,
+    Unauthorized,
+    ValidationFailed,
+)
 from anonbox.core.ids import new_ulid
 from anonbox.links import repository as links
 
@@ -27,7 +36,8 @@ class Principal:
     """The creator a request acts for, and the credential that proved it."""
 
     user_id: str
-    credential_id: str
+    credential_id: str  # the API key's id, or the session's
+    kind: Literal["api_key", "session"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,17 +49,24 @@ class NewCreator:
 
 
 async def authenticate(db: Database, credential: str) -> Principal:
-    if not credential.startswith(API_KEY_PREFIX) or len(credential) > MAX_CREDENTIAL_LENGTH:
+    if len(credential) > MAX_CREDENTIAL_LENGTH:
         raise Unauthorized("The credential is not valid")
     presented = credential_hash(credential)
-    row = await repository.active_api_key(db, presented)
-    if row is None or not hashes_match(row["key_hash"], presented):
-        raise Unauthorized("The credential is not valid, or has been revoked")
-    now = now_us()
-    last_used = row["last_used_at"]
-    if last_used is None or now - last_used > _LAST_USED_RESOLUTION_US:
-        await repository.touch_api_key(db, row["id"], now)
-    return Principal(user_id=row["user_id"], credential_id=row["id"])
+    if credential.startswith(ACCESS_TOKEN_PREFIX):
+        session = await repository.active_session_by_access(db, presented, now_us())
+        if session is None or not hashes_match(session["access_hash"], presented):
+            raise Unauthorized("The access token is not valid, has expired, or was signed out")
+        return Principal(user_id=session["user_id"], credential_id=session["id"], kind="session")
+    if credential.startswith(API_KEY_PREFIX):
+        key = await repository.active_api_key(db, presented)
+        if key is None or not hashes_match(key["key_hash"], presented):
+            raise Unauthorized("The API key is not valid, or has been revoked")
+        now = now_us()
+        last_used = key["last_used_at"]
+        if last_used is None or now - last_used > _LAST_USED_RESOLUTION_US:
+            await repository.touch_api_key(db, key["id"], now)
+        return Principal(user_id=key["user_id"], credential_id=key["id"], kind="api_key")
+    raise Unauthorized("The credential is not valid")
 
 
 def normalised_email(email: str) -> str:
@@ -66,7 +83,6 @@ async def create_creator(db: Database, *, email: str, name: str | None = None) -
     email = normalised_email(email)
     now = now_us()
     user_id = new_ulid(now)
-    api_key = new_api_key()
     async with db.transaction() as tx:
         if await repository.user_id_by_email(tx, email) is not None:
             raise Conflict(f"A creator with e-mail {email} already exists")
@@ -74,13 +90,65 @@ async def create_creator(db: Database, *, email: str, name: str | None = None) -
             tx, user_id=user_id, email=email, name=name or email.split("@")[0], created_at=now
         )
         link_id = await links.insert_default_link(tx, user_id=user_id, created_at=now)
-        await repository.insert_api_key(
-            tx,
-            key_id=new_ulid(now),
-            user_id=user_id,
-            name="default",
-            key_hash=credential_hash(api_key),
-            last_chars=api_key[-4:],
-            created_at=now,
+        key = await _insert_api_key(tx, user_id=user_id, name="default", now=now)
+    return NewCreator(user_id=user_id, email=email, link_id=link_id, api_key=key.api_key)
+
+
+async def _insert_api_key(conn: Connection, *, user_id: str, name: str, now: int) -> NewApiKey:
+    api_key = new_api_key()
+    key_id = new_ulid(now)
+    await repository.insert_api_key(
+        conn,
+        key_id=key_id,
+        user_id=user_id,
+        name=name,
+        key_hash=credential_hash(api_key),
+        last_chars=api_key[-4:],
+        created_at=now,
+    )
+    return NewApiKey(
+        id=key_id, name=name, api_key=api_key, last_chars=api_key[-4:], created_at=isoformat_us(now)
+    )
+
+
+async def create_api_key(db: Database, *, user_id: str, name: str) -> NewApiKey:
+    name = name.strip()
+    if not name:
+        raise ValidationFailed("name must not be blank", [FieldProblem("name", "blank")])
+    return await _insert_api_key(db, user_id=user_id, name=name, now=now_us())
+
+
+async def list_api_keys(db: Database, *, user_id: str) -> list[ApiKeyInfo]:
+    def when(value: int | None) -> str | None:
+        return None if value is None else isoformat_us(value)
+
+    return [
+        ApiKeyInfo(
+            id=row["id"],
+            name=row["name"],
+            last_chars=row["last_chars"],
+            created_at=isoformat_us(row["created_at"]),
+            last_used_at=when(row["last_used_at"]),
+            revoked_at=when(row["revoked_at"]),
         )
-    return NewCreator(user_id=user_id, email=email, link_id=link_id, api_key=api_key)
+        for row in await repository.list_api_keys(db, user_id)
+    ]
+
+
+async def revoke_api_key(db: Database, *, user_id: str, key_id: str) -> None:
+    if not await repository.revoke_api_key(db, key_id=key_id, user_id=user_id, revoked_at=now_us()):
+        raise NotFound("No API key with this id among yours")
+
+
+async def profile(db: Database, *, user_id: str) -> Profile:
+    row = await repository.profile(db, user_id)
+    if row is None:  # the account was deleted while its credential was in flight
+        raise Unauthorized("This account no longer exists")
+    return Profile(
+        user_id=row["id"],
+        name=row["name"],
+        email=row["email"],
+        link_id=row["link_id"],
+        profile_url=row["picture_url"],
+        created_at=isoformat_us(row["created_at"]),
+    )

@@ -21,7 +21,7 @@ T = TypeVar("T")
 
 Timestamp = Annotated[
     str,
-    KwargDefinition(schema_extra={"format": "date-time"}, description="ISO 8601, UTC"),
+    KwargDefinition(format="date-time", description="ISO 8601, UTC"),
 ]
 
 _STARTED = "anonbox.started"  # scope key: (perf_counter, wall-clock datetime) at arrival
@@ -123,6 +123,7 @@ _DESCRIPTIONS = {
     409: "Conflict with the current state",
     413: "Request body larger than the configured limit",
     415: "Body is not application/json",
+    502: "An upstream identity provider failed or could not be reached",
     503: "The database is unavailable; see Retry-After",
 }
 

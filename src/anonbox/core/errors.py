@@ -2,12 +2,14 @@
 
     AnonboxError
      ├── ValidationFailed      400 validation_failed   (carries the fields at fault)
+     ├── BadRequest            400 bad_request         (well-formed, but refused: e.g. sign-in)
      ├── Unauthorized          401 unauthorized
      ├── Forbidden             403 forbidden
      ├── NotFound              404 not_found
      ├── Conflict              409 conflict
      ├── PayloadTooLarge       413 payload_too_large
      ├── UnsupportedMediaType  415 unsupported_media_type
+     ├── BadGateway            502 bad_gateway         (an upstream provider failed)
      └── ServiceUnavailable    503 service_unavailable (carries Retry-After)
 
 Services raise these and know nothing of HTTP; ``core.exception_handlers`` turns them,
@@ -43,6 +45,11 @@ class ValidationFailed(AnonboxError):
         self.fields = fields or []
 
 
+class BadRequest(AnonboxError):
+    status_code = 400
+    code = "bad_request"
+
+
 class Unauthorized(AnonboxError):
     status_code = 401
     code = "unauthorized"
@@ -71,6 +78,11 @@ class PayloadTooLarge(AnonboxError):
 class UnsupportedMediaType(AnonboxError):
     status_code = 415
     code = "unsupported_media_type"
+
+
+class BadGateway(AnonboxError):
+    status_code = 502
+    code = "bad_gateway"
 
 
 class ServiceUnavailable(AnonboxError):

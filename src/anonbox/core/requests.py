@@ -22,13 +22,16 @@ class JSONRequest(Request[Any, Any, Any]):
 
 
 async def require_json_body(request: Request[Any, Any, Any]) -> None:
-    """Before a handler that takes a body: 415 unless it is declared JSON, 400 if it is empty."""
-    if "data" not in request.route_handler.parsed_fn_signature.parameters:
+    """Before a handler that takes a body: 400 if a required one is empty, 415 unless JSON."""
+    data = request.route_handler.parsed_fn_signature.parameters.get("data")
+    if data is None:
         return
-    media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
-    if media_type != "application/json" and not media_type.endswith("+json"):
-        raise UnsupportedMediaType("Send the body as JSON, with Content-Type: application/json")
     if not await request.body():
+        if data.has_default:  # an optional body may be left out altogether
+            return
         raise ValidationFailed(
             "The request body is empty; send a JSON object", [FieldProblem("body", "missing")]
         )
+    media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media_type != "application/json" and not media_type.endswith("+json"):
+        raise UnsupportedMediaType("Send the body as JSON, with Content-Type: application/json")

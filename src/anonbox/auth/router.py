@@ -1,0 +1,243 @@
+"""HTTP endpoints for sign-in, sessions, the profile and API keys."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from litestar import Request, Response, delete, get, post
+from litestar.datastructures import Cookie
+from litestar.datastructures import State as AppState
+
+from anonbox.auth import service
+from anonbox.auth.dependencies import SECURITY
+from anonbox.auth.oidc import OIDCClient
+from anonbox.auth.schemas import (
+    AccessToken,
+    ApiKeyIn,
+    ApiKeyList,
+    CallbackIn,
+    NewApiKey,
+    Profile,
+    RefreshedTokens,
+    RefreshIn,
+    SignInURL,
+)
+from anonbox.auth.service import Principal
+from anonbox.auth.sessions import SessionTokens, close_session, refresh_session
+from anonbox.auth.signin import finish_signin, start_signin
+from anonbox.core.database import Database
+from anonbox.core.envelope import Envelope, envelope, error_responses
+from anonbox.core.errors import Unauthorized
+from anonbox.core.paths import RowId
+from anonbox.core.settings import Settings
+
+AnyRequest = Request[Any, Any, Any]
+OK = Literal[200]
+Created = Literal[201]
+
+SIGNIN_COOKIE = "anonbox_signin"
+REFRESH_COOKIE = "anonbox_refresh"
+_COOKIE_PATH = "/auth"
+_NO_STORE = {"Cache-Control": "no-store"}  # RFC 6749 §5.1: never cache a token response
+_TAGS = ["auth"]
+
+
+def _settings(state: AppState) -> Settings:
+    settings: Settings = state.settings
+    return settings
+
+
+def _refresh_cookie(settings: Settings, token: str) -> Cookie:
+    return Cookie(
+        key=REFRESH_COOKIE,
+        value=token,
+        path=_COOKIE_PATH,
+        max_age=settings.refresh_token_ttl_seconds,
+        httponly=True,
+        secure=settings.secure_cookies,
+        samesite="strict",
+    )
+
+
+@get(
+    "/auth/google/url",
+    summary="Start signing in with Google",
+    description="Returns the provider URL to send the user to, and binds the sign-in to "
+    "this user agent with an HttpOnly cookie.",
+    responses=error_responses(502, 503),
+    tags=_TAGS,
+)
+async def google_url(
+    request: AnyRequest, db: Database, oidc: OIDCClient
+) -> Response[Envelope[OK, SignInURL]]:
+    settings = _settings(request.app.state)
+    started = await start_signin(db, oidc, settings)
+    cookie = Cookie(
+        key=SIGNIN_COOKIE,
+        value=started.binding,
+        path=_COOKIE_PATH,
+        max_age=settings.signin_state_ttl_seconds,
+        httponly=True,
+        secure=settings.secure_cookies,
+        samesite="lax",  # sent on the provider's top-level redirect back to us
+    )
+    body: Envelope[OK, SignInURL] = envelope(
+        request, 200, "Send the user to this URL", SignInURL(url=started.url)
+    )
+    return Response(body, cookies=[cookie], headers=_NO_STORE)
+
+
+@post(
+    "/auth/google/callback",
+    status_code=200,
+    summary="Finish signing in: exchange the provider's code for an access token",
+    description="The refresh token comes in the HttpOnly cookie anonbox_refresh and in "
+    "the X-Refresh-Token header.",
+    responses=error_responses(400, 413, 415, 502, 503),
+    tags=_TAGS,
+)
+async def google_callback(
+    request: AnyRequest, data: CallbackIn, db: Database, oidc: OIDCClient
+) -> Response[Envelope[OK, AccessToken]]:
+    settings = _settings(request.app.state)
+    tokens = await finish_signin(
+        db,
+        oidc,
+        settings,
+        code=data.code,
+        state=data.state,
+        binding=request.cookies.get(SIGNIN_COOKIE),
+    )
+    body: Envelope[OK, AccessToken] = envelope(
+        request, 200, "Signed in", AccessToken(access_token=tokens.access_token)
+    )
+    response = Response(
+        body,
+        cookies=[_refresh_cookie(settings, tokens.refresh_token)],
+        headers={**_NO_STORE, "X-Refresh-Token": tokens.refresh_token},
+    )
+    response.delete_cookie(SIGNIN_COOKIE, path=_COOKIE_PATH)
+    return response
+
+
+def _refreshed(request: AnyRequest, settings: Settings, tokens: SessionTokens) -> Response[Any]:
+    body = envelope(
+        request,
+        200,
+        "Session renewed",
+        RefreshedTokens(
+            access_token=tokens.access_token,
+            refresh_token=tokens.refresh_token,
+            expires_in=tokens.expires_in,
+        ),
+    )
+    return Response(
+        body, cookies=[_refresh_cookie(settings, tokens.refresh_token)], headers=_NO_STORE
+    )
+
+
+@post(
+    "/auth/refresh",
+    status_code=200,
+    summary="Renew the access token with the refresh token (cookie or body)",
+    description="Each refresh token works once. Presenting one that was already used "
+    "signs the whole session out.",
+    responses=error_responses(400, 401, 415, 503),
+    tags=_TAGS,
+)
+async def refresh(
+    request: AnyRequest, db: Database, data: RefreshIn | None = None
+) -> Response[Envelope[OK, RefreshedTokens]]:
+    token = (data.refresh_token if data else None) or request.cookies.get(REFRESH_COOKIE)
+    if not token:
+        raise Unauthorized("Send the refresh token in the body or the anonbox_refresh cookie")
+    settings = _settings(request.app.state)
+    tokens = await refresh_session(db, refresh_token=token, settings=settings)
+    return _refreshed(request, settings, tokens)
+
+
+@post(
+    "/auth/logout",
+    status_code=200,
+    summary="Sign out: the session's access and refresh tokens stop working at once",
+    responses=error_responses(401, 403, 503),
+    security=SECURITY,
+    tags=_TAGS,
+)
+async def logout(
+    request: AnyRequest, db: Database, signed_in: Principal
+) -> Response[Envelope[OK, None]]:
+    await close_session(db, session_id=signed_in.credential_id)
+    body: Envelope[OK, None] = envelope(request, 200, "Signed out", None)
+    response = Response(body)
+    response.delete_cookie(REFRESH_COOKIE, path=_COOKIE_PATH)
+    return response
+
+
+@get(
+    "/user",
+    summary="The signed-in creator's profile",
+    responses=error_responses(401, 503),
+    security=SECURITY,
+    tags=_TAGS,
+)
+async def user_profile(
+    request: AnyRequest, db: Database, creator: Principal
+) -> Envelope[OK, Profile]:
+    return envelope(request, 200, "Profile", await service.profile(db, user_id=creator.user_id))
+
+
+@post(
+    "/auth/api-keys",
+    status_code=201,
+    summary="Create an API key (shown once)",
+    responses=error_responses(400, 401, 403, 413, 415, 503),
+    security=SECURITY,
+    tags=_TAGS,
+)
+async def create_api_key(
+    request: AnyRequest, data: ApiKeyIn, db: Database, signed_in: Principal
+) -> Envelope[Created, NewApiKey]:
+    key = await service.create_api_key(db, user_id=signed_in.user_id, name=data.name)
+    return envelope(request, 201, "API key created; it will not be shown again", key)
+
+
+@get(
+    "/auth/api-keys",
+    summary="List your API keys (never their secrets)",
+    responses=error_responses(401, 403, 503),
+    security=SECURITY,
+    tags=_TAGS,
+)
+async def list_api_keys(
+    request: AnyRequest, db: Database, signed_in: Principal
+) -> Envelope[OK, ApiKeyList]:
+    items = await service.list_api_keys(db, user_id=signed_in.user_id)
+    return envelope(request, 200, "API keys", ApiKeyList(items=items))
+
+
+@delete(
+    "/auth/api-keys/{key_id:str}",
+    status_code=200,
+    summary="Revoke an API key; it stops working at once",
+    responses=error_responses(400, 401, 403, 404, 503),
+    security=SECURITY,
+    tags=_TAGS,
+)
+async def revoke_api_key(
+    request: AnyRequest, key_id: RowId, db: Database, signed_in: Principal
+) -> Envelope[OK, None]:
+    await service.revoke_api_key(db, user_id=signed_in.user_id, key_id=key_id)
+    return envelope(request, 200, "API key revoked", None)
+
+
+ROUTES = [
+    google_url,
+    google_callback,
+    refresh,
+    logout,
+    user_profile,
+    create_api_key,
+    list_api_keys,
+    revoke_api_key,
+]

@@ -1,0 +1,110 @@
+"""Sign-in sessions: a short-lived access token and a refresh token that rotates.
+
+Presenting a refresh token that was already rotated out means someone holds a copy
+(RFC 9700 §4.14.2): the whole session is revoked, for the thief and the owner alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from anonbox.auth import repository
+from anonbox.auth.credentials import (
+    ACCESS_TOKEN_PREFIX,
+    REFRESH_TOKEN_PREFIX,
+    credential_hash,
+    new_credential,
+)
+from anonbox.core.clock import now_us
+from anonbox.core.database import Connection, Database
+from anonbox.core.errors import Unauthorized
+from anonbox.core.ids import new_ulid
+from anonbox.core.settings import Settings
+
+_US = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTokens:
+    access_token: str
+    refresh_token: str
+    expires_in: int  # seconds the access token lives
+
+
+@dataclass(frozen=True, slots=True)
+class _Issued:
+    """New tokens, and what of them the database keeps."""
+
+    tokens: SessionTokens
+    access_hash: str
+    access_expires_at: int
+    refresh_hash: str
+    refresh_expires_at: int
+
+
+def _issue(settings: Settings, now: int) -> _Issued:
+    tokens = SessionTokens(
+        access_token=new_credential(ACCESS_TOKEN_PREFIX),
+        refresh_token=new_credential(REFRESH_TOKEN_PREFIX),
+        expires_in=settings.access_token_ttl_seconds,
+    )
+    return _Issued(
+        tokens=tokens,
+        access_hash=credential_hash(tokens.access_token),
+        access_expires_at=now + settings.access_token_ttl_seconds * _US,
+        refresh_hash=credential_hash(tokens.refresh_token),
+        refresh_expires_at=now + settings.refresh_token_ttl_seconds * _US,
+    )
+
+
+async def open_session(conn: Connection, *, user_id: str, settings: Settings) -> SessionTokens:
+    now = now_us()
+    issued = _issue(settings, now)
+    await repository.insert_session(
+        conn,
+        session_id=new_ulid(now),
+        user_id=user_id,
+        access_hash=issued.access_hash,
+        access_expires_at=issued.access_expires_at,
+        refresh_hash=issued.refresh_hash,
+        refresh_expires_at=issued.refresh_expires_at,
+        created_at=now,
+    )
+    return issued.tokens
+
+
+async def refresh_session(db: Database, *, refresh_token: str, settings: Settings) -> SessionTokens:
+    presented = credential_hash(refresh_token)
+    now = now_us()
+    issued = _issue(settings, now)
+    reused_session: str | None = None
+    async with db.transaction() as tx:
+        session_id = await repository.rotate_session(
+            tx,
+            old_refresh_hash=presented,
+            access_hash=issued.access_hash,
+            access_expires_at=issued.access_expires_at,
+            refresh_hash=issued.refresh_hash,
+            refresh_expires_at=issued.refresh_expires_at,
+            now=now,
+        )
+        if session_id is not None:
+            await repository.spend_refresh_token(
+                tx, refresh_hash=presented, session_id=session_id, spent_at=now
+            )
+        else:
+            reused_session = await repository.session_of_spent_token(tx, presented)
+            if reused_session is not None:
+                await repository.revoke_session(tx, session_id=reused_session, revoked_at=now)
+    # Raised after the commit, so that a detected reuse stays revoked.
+    if reused_session is not None:
+        raise Unauthorized(
+            "This refresh token was already used, so the session has been signed out; sign in again"
+        )
+    if session_id is None:
+        raise Unauthorized("The refresh token is not valid, has expired, or was signed out")
+    return issued.tokens
+
+
+async def close_session(db: Database, *, session_id: str) -> None:
+    await repository.revoke_session(db, session_id=session_id, revoked_at=now_us())
