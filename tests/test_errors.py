@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.actions import assert_error, inbox_ids, inbox_items, post_message, reply_items
 from tests.conftest import Creator
 
 MAX_BODY = 16 * 1024
@@ -15,43 +16,6 @@ SOME_ULID = "01jabcdefghjkmnpqrstvwxyz0"
 JSON = {"content-type": "application/json"}
 
 Send = Callable[[httpx.Client, Creator], httpx.Response]
-
-
-def assert_error(response: httpx.Response, status: int, code: str | None = None) -> dict[str, Any]:
-    """The response is the documented error envelope for ``status``; returns the body."""
-    assert "Traceback" not in response.text, response.text
-    assert 'File "' not in response.text, response.text
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"].split(";")[0].strip() == "application/json"
-    body = response.json()
-    assert body["status_code"] == status
-    assert body["data"] is None
-    assert isinstance(body["message"], str)
-    assert body["message"].strip()
-    assert isinstance(body["error"]["code"], str)
-    assert body["error"]["code"]
-    if code is not None:
-        assert body["error"]["code"] == code, body
-    metadata = body["metadata"]
-    assert metadata["method"] == response.request.method
-    assert metadata["url"] == response.request.url.raw_path.decode("ascii")
-    assert isinstance(metadata["execution_time_ms"], int | float)
-    assert metadata["ip"] == "127.0.0.1"
-    assert isinstance(metadata["timestamp"], str)
-    assert metadata["timestamp"]
-    return body  # type: ignore[no-any-return]
-
-
-def inbox_ids(api: httpx.Client, creator: Creator) -> list[str]:
-    page = api.get(f"/message/{creator.link_id}", headers=creator.headers)
-    assert page.status_code == 200, page.text
-    return [item["id"] for item in page.json()["data"]["items"]]
-
-
-def post_message(api: httpx.Client, creator: Creator) -> str:
-    sent = api.post(f"/message/{creator.link_id}", json={"message_content": "hello"})
-    assert sent.status_code == 201, sent.text
-    return str(sent.json()["data"]["id"])
 
 
 @pytest.mark.parametrize(
@@ -89,7 +53,7 @@ def test_unknown_route_is_404_envelope(api: httpx.Client, method: str, path: str
 def test_wrong_method_on_known_path_is_405_with_allow(
     api: httpx.Client, creator: Creator, method: str, path: str, allowed: set[str]
 ) -> None:
-    url = path.format(link=creator.link_id, message=post_message(api, creator))
+    url = path.format(link=creator.link_id, message=post_message(api, creator.link_id))
     response = api.request(method, url, headers=creator.headers)
     assert_error(response, 405, "method_not_allowed")
     allow = {m.strip().upper() for m in response.headers.get("allow", "").split(",")}
@@ -118,7 +82,7 @@ def test_malformed_json_is_400_invalid_json(
 
 
 def test_malformed_json_reply_is_400(api: httpx.Client, creator: Creator) -> None:
-    message_id = post_message(api, creator)
+    message_id = post_message(api, creator.link_id)
     response = api.post(
         f"/message/{creator.link_id}/{message_id}",
         content=b"{bad",
@@ -146,15 +110,14 @@ def test_body_that_is_not_json_is_415(
 
 
 def test_reply_that_is_not_json_is_415(api: httpx.Client, creator: Creator) -> None:
-    message_id = post_message(api, creator)
+    message_id = post_message(api, creator.link_id)
     response = api.post(
         f"/message/{creator.link_id}/{message_id}",
         content=b"message_content=hi",
         headers={"content-type": "application/x-www-form-urlencoded", **creator.headers},
     )
     assert_error(response, 415, "unsupported_media_type")
-    replies = api.get(f"/message/{creator.link_id}/{message_id}", headers=creator.headers)
-    assert replies.json()["data"]["items"] == []
+    assert reply_items(api, creator, message_id) == []
 
 
 def json_body_of_size(size: int) -> bytes:
@@ -293,5 +256,4 @@ def test_nul_character_in_text_is_rejected_or_kept_never_a_500(
         assert_error(sent, 400, "validation_failed")
         assert inbox_ids(api, creator) == []
     else:
-        inbox = api.get(f"/message/{creator.link_id}", headers=creator.headers).json()
-        assert [item["message_content"] for item in inbox["data"]["items"]] == [text]
+        assert [item["message_content"] for item in inbox_items(api, creator)] == [text]

@@ -10,24 +10,16 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.actions import assert_error, inbox_ids, inbox_items
 from tests.conftest import Creator
 
 MAX_BODY_BYTES = 16 * 1024
 ENVELOPE_KEYS = {"status_code", "message", "data", "metadata"}
-ERROR_KEYS = {"status_code", "message", "data", "error", "metadata"}
 METADATA_KEYS = {"method", "url", "execution_time_ms", "ip", "timestamp"}
 
 
-def inbox_ids(api: httpx.Client, creator: Creator) -> list[str]:
-    listed = api.get(f"/message/{creator.link_id}", params={"limit": 100}, headers=creator.headers)
-    assert listed.status_code == 200, listed.text
-    return [item["id"] for item in listed.json()["data"]["items"]]
-
-
 def inbox_contents(api: httpx.Client, creator: Creator) -> list[str]:
-    listed = api.get(f"/message/{creator.link_id}", params={"limit": 100}, headers=creator.headers)
-    assert listed.status_code == 200, listed.text
-    return [item["message_content"] for item in listed.json()["data"]["items"]]
+    return [item["message_content"] for item in inbox_items(api, creator)]
 
 
 def send(api: httpx.Client, link_id: str, content: Any) -> httpx.Response:
@@ -46,19 +38,6 @@ def utc_instant(value: str) -> datetime:
     moment = datetime.fromisoformat(value)
     assert moment.utcoffset() == timedelta(0), value
     return moment
-
-
-def assert_error(response: httpx.Response, status: int) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    body: dict[str, Any] = response.json()
-    assert set(body) == ERROR_KEYS
-    assert body["status_code"] == status
-    assert body["data"] is None
-    assert isinstance(body["message"], str)
-    assert body["message"]
-    assert isinstance(body["error"]["code"], str)
-    assert body["error"]["code"]
-    return body
 
 
 def problems(body: dict[str, Any]) -> list[tuple[str, str]]:

@@ -3,65 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import httpx
 import pytest
 
+from tests.actions import assert_error, inbox_items, post_message, post_reply, reply_items
 from tests.conftest import Creator
 
 UNKNOWN_ID = "01aaaaaaaaaaaaaaaaaaaaaaaa"
 
 
-def post_message(api: httpx.Client, link_id: str, content: str = "Tell me a secret") -> str:
-    sent = api.post(f"/message/{link_id}", json={"message_content": content})
-    assert sent.status_code == 201, sent.text
-    return str(sent.json()["data"]["id"])
-
-
-def post_reply(api: httpx.Client, creator: Creator, message_id: str, content: str) -> str:
-    sent = api.post(
-        f"/message/{creator.link_id}/{message_id}",
-        json={"message_content": content},
-        headers=creator.headers,
-    )
-    assert sent.status_code == 201, sent.text
-    return str(sent.json()["data"]["reply_message_id"])
-
-
 def reply_ids(
     api: httpx.Client, creator: Creator, message_id: str, headers: dict[str, str] | None = None
 ) -> list[str]:
-    listed = api.get(
-        f"/message/{creator.link_id}/{message_id}",
-        params={"limit": 100},
-        headers=creator.headers if headers is None else headers,
-    )
-    assert listed.status_code == 200, listed.text
-    return [r["reply_message_id"] for r in listed.json()["data"]["items"]]
+    return [r["reply_message_id"] for r in reply_items(api, creator, message_id, headers)]
 
 
 def inbox(
     api: httpx.Client, creator: Creator, headers: dict[str, str] | None = None
 ) -> dict[str, int]:
     """message id -> reply_count, as the caller (the creator by default) sees the inbox."""
-    listed = api.get(
-        f"/message/{creator.link_id}",
-        params={"limit": 100},
-        headers=creator.headers if headers is None else headers,
-    )
-    assert listed.status_code == 200, listed.text
-    return {m["id"]: m["reply_count"] for m in listed.json()["data"]["items"]}
-
-
-def assert_error(response: httpx.Response, status: int) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    body: dict[str, Any] = response.json()
-    assert body["status_code"] == status
-    assert body["data"] is None
-    assert isinstance(body["error"]["code"], str)
-    assert body["error"]["code"]
-    return body
+    return {m["id"]: m["reply_count"] for m in inbox_items(api, creator, headers)}
 
 
 # --- delete reply -------------------------------------------------------------------------

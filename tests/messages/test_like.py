@@ -5,21 +5,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import httpx
 import pytest
 
+from tests.actions import assert_error, inbox_item, post_message
 from tests.conftest import Creator
 
 UNKNOWN_MESSAGE_ID = "01aaaaaaaaaaaaaaaaaaaaaaaa"
 CONCURRENT_TOGGLES = 40
-
-
-def post_message(api: httpx.Client, link_id: str, content: str = "Do you like cats?") -> str:
-    sent = api.post(f"/message/{link_id}", json={"message_content": content})
-    assert sent.status_code == 201, sent.text
-    return str(sent.json()["data"]["id"])
 
 
 def toggle(
@@ -29,22 +23,9 @@ def toggle(
 
 
 def liked_in_inbox(api: httpx.Client, creator: Creator, message_id: str) -> bool:
-    listed = api.get(f"/message/{creator.link_id}", params={"limit": 100}, headers=creator.headers)
-    assert listed.status_code == 200, listed.text
-    [item] = [m for m in listed.json()["data"]["items"] if m["id"] == message_id]
-    value = item["like_by_creator"]
+    value = inbox_item(api, creator, message_id)["like_by_creator"]
     assert isinstance(value, bool)
     return value
-
-
-def assert_error(response: httpx.Response, status: int) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    body: dict[str, Any] = response.json()
-    assert body["status_code"] == status
-    assert body["data"] is None
-    assert isinstance(body["error"]["code"], str)
-    assert body["error"]["code"]
-    return body
 
 
 def test_like_starts_false(api: httpx.Client, creator: Creator) -> None:

@@ -11,28 +11,13 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from tests.actions import assert_error, post_message, post_reply
 from tests.conftest import Creator
 
 UNKNOWN_ID = "01aaaaaaaaaaaaaaaaaaaaaaaa"
 INBOX_ITEM_KEYS = {"id", "message_content", "like_by_creator", "created_at", "reply_count"}
 REPLY_ITEM_KEYS = {"message_id", "reply_message_id", "message_content", "created_at"}
 BACK_TO_BACK = 100  # enough that many land in the same millisecond
-
-
-def post_message(api: httpx.Client, link_id: str, content: str = "hello") -> str:
-    sent = api.post(f"/message/{link_id}", json={"message_content": content})
-    assert sent.status_code == 201, sent.text
-    return str(sent.json()["data"]["id"])
-
-
-def post_reply(api: httpx.Client, creator: Creator, message_id: str, content: str = "hi") -> str:
-    sent = api.post(
-        f"/message/{creator.link_id}/{message_id}",
-        json={"message_content": content},
-        headers=creator.headers,
-    )
-    assert sent.status_code == 201, sent.text
-    return str(sent.json()["data"]["reply_message_id"])
 
 
 def get_page(
@@ -62,16 +47,6 @@ def walk(
         if cursor is None:
             return pages
         assert len(pages) <= 100, "next_cursor never ended"
-
-
-def assert_error(response: httpx.Response, status: int) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    body: dict[str, Any] = response.json()
-    assert body["status_code"] == status
-    assert body["data"] is None
-    assert isinstance(body["error"]["code"], str)
-    assert body["error"]["code"]
-    return body
 
 
 def pipelined_posts(

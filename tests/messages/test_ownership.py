@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.actions import assert_error, inbox_items, post_message, post_reply, reply_items
 from tests.conftest import Creator
 
 
@@ -23,36 +24,12 @@ class World:
     b_reply: str
 
 
-def post_message(api: httpx.Client, link_id: str, content: str) -> str:
-    sent = api.post(f"/message/{link_id}", json={"message_content": content})
-    assert sent.status_code == 201, sent.text
-    return str(sent.json()["data"]["id"])
-
-
-def post_reply(api: httpx.Client, creator: Creator, message_id: str, content: str) -> str:
-    sent = api.post(
-        f"/message/{creator.link_id}/{message_id}",
-        json={"message_content": content},
-        headers=creator.headers,
-    )
-    assert sent.status_code == 201, sent.text
-    return str(sent.json()["data"]["reply_message_id"])
-
-
 def snapshot(api: httpx.Client, creator: Creator) -> list[dict[str, Any]]:
     """Everything the creator can see on their link: messages, likes, counts and replies."""
-    listed = api.get(f"/message/{creator.link_id}", params={"limit": 100}, headers=creator.headers)
-    assert listed.status_code == 200, listed.text
-    messages = listed.json()["data"]["items"]
+    messages = inbox_items(api, creator)
     for message in messages:
-        replies = api.get(
-            f"/message/{creator.link_id}/{message['id']}",
-            params={"limit": 100},
-            headers=creator.headers,
-        )
-        assert replies.status_code == 200, replies.text
-        message["replies"] = replies.json()["data"]["items"]
-    return list(messages)
+        message["replies"] = reply_items(api, creator, message["id"])
+    return messages
 
 
 @pytest.fixture
@@ -66,14 +43,6 @@ def world(api: httpx.Client, make_creator: Callable[[], Creator]) -> World:
     b_answered = post_message(api, b.link_id, "to B, answered")
     b_reply = post_reply(api, b, b_answered, "B answers")
     return World(a, b, a_answered, a_reply, a_unanswered, b_answered, b_reply)
-
-
-def assert_error(response: httpx.Response, status: int) -> None:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["status_code"] == status
-    assert body["data"] is None
-    assert isinstance(body["error"]["code"], str)
 
 
 Operation = Callable[[httpx.Client, World, dict[str, str]], httpx.Response]

@@ -9,15 +9,10 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.actions import assert_error, inbox_item, post_message, reply_items
 from tests.conftest import Creator
 
 UNKNOWN_MESSAGE_ID = "01aaaaaaaaaaaaaaaaaaaaaaaa"
-
-
-def post_message(api: httpx.Client, link_id: str, content: str = "Ask me anything") -> str:
-    sent = api.post(f"/message/{link_id}", json={"message_content": content})
-    assert sent.status_code == 201, sent.text
-    return str(sent.json()["data"]["id"])
 
 
 def reply(
@@ -32,29 +27,8 @@ def reply(
     )
 
 
-def inbox_item(api: httpx.Client, creator: Creator, message_id: str) -> dict[str, Any]:
-    listed = api.get(f"/message/{creator.link_id}", params={"limit": 100}, headers=creator.headers)
-    assert listed.status_code == 200, listed.text
-    [item] = [m for m in listed.json()["data"]["items"] if m["id"] == message_id]
-    return dict(item)
-
-
 def reply_contents(api: httpx.Client, creator: Creator, message_id: str) -> list[str]:
-    listed = api.get(
-        f"/message/{creator.link_id}/{message_id}", params={"limit": 100}, headers=creator.headers
-    )
-    assert listed.status_code == 200, listed.text
-    return [r["message_content"] for r in listed.json()["data"]["items"]]
-
-
-def assert_error(response: httpx.Response, status: int) -> dict[str, Any]:
-    assert response.status_code == status, response.text
-    body: dict[str, Any] = response.json()
-    assert body["status_code"] == status
-    assert body["data"] is None
-    assert isinstance(body["error"]["code"], str)
-    assert body["error"]["code"]
-    return body
+    return [r["message_content"] for r in reply_items(api, creator, message_id)]
 
 
 def assert_nothing_replied(api: httpx.Client, creator: Creator, message_id: str) -> None:

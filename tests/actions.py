@@ -1,0 +1,90 @@
+"""What a user does through the API, and the checks every test repeats."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from tests.conftest import Creator
+
+ERROR_KEYS = {"status_code", "message", "data", "error", "metadata"}
+
+
+def post_message(api: httpx.Client, link_id: str, content: str = "hello") -> str:
+    """Send an anonymous message to ``link_id``; returns its id."""
+    sent = api.post(f"/message/{link_id}", json={"message_content": content})
+    assert sent.status_code == 201, sent.text
+    return str(sent.json()["data"]["id"])
+
+
+def post_reply(api: httpx.Client, creator: Creator, message_id: str, content: str = "hi") -> str:
+    """The creator answers one of their messages; returns the reply's id."""
+    sent = api.post(
+        f"/message/{creator.link_id}/{message_id}",
+        json={"message_content": content},
+        headers=creator.headers,
+    )
+    assert sent.status_code == 201, sent.text
+    return str(sent.json()["data"]["reply_message_id"])
+
+
+def first_page(
+    api: httpx.Client, path: str, headers: dict[str, str] | None
+) -> list[dict[str, Any]]:
+    """The items of one listing, up to 100 of them, as the given caller sees them."""
+    listed = api.get(path, params={"limit": 100}, headers=headers)
+    assert listed.status_code == 200, listed.text
+    return list(listed.json()["data"]["items"])
+
+
+def inbox_items(
+    api: httpx.Client, creator: Creator, headers: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """The messages on the creator's link, as the caller (by default the creator) sees them."""
+    path = f"/message/{creator.link_id}"
+    return first_page(api, path, creator.headers if headers is None else headers)
+
+
+def inbox_ids(api: httpx.Client, creator: Creator) -> list[str]:
+    return [item["id"] for item in inbox_items(api, creator)]
+
+
+def inbox_item(api: httpx.Client, creator: Creator, message_id: str) -> dict[str, Any]:
+    """The one inbox entry for ``message_id``, as the creator sees it."""
+    [item] = [m for m in inbox_items(api, creator) if m["id"] == message_id]
+    return dict(item)
+
+
+def reply_items(
+    api: httpx.Client, creator: Creator, message_id: str, headers: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """The replies to a message, as the caller (by default the creator) sees them."""
+    path = f"/message/{creator.link_id}/{message_id}"
+    return first_page(api, path, creator.headers if headers is None else headers)
+
+
+def assert_error(response: httpx.Response, status: int, code: str | None = None) -> dict[str, Any]:
+    """The response is the documented error envelope for ``status``; returns the body."""
+    assert "Traceback" not in response.text, response.text
+    assert 'File "' not in response.text, response.text
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].split(";")[0].strip() == "application/json"
+    body: dict[str, Any] = response.json()
+    assert set(body) == ERROR_KEYS
+    assert body["status_code"] == status
+    assert body["data"] is None
+    assert isinstance(body["message"], str)
+    assert body["message"].strip()
+    assert isinstance(body["error"]["code"], str)
+    assert body["error"]["code"]
+    if code is not None:
+        assert body["error"]["code"] == code, body
+    metadata = body["metadata"]
+    assert metadata["method"] == response.request.method
+    assert metadata["url"] == response.request.url.raw_path.decode("ascii")
+    assert isinstance(metadata["execution_time_ms"], int | float)
+    assert metadata["ip"] == "127.0.0.1"
+    assert isinstance(metadata["timestamp"], str)
+    assert metadata["timestamp"]
+    return body
