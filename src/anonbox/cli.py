@@ -38,8 +38,8 @@ def serve(host: str, port: int) -> None:
 
     from anonbox.migrations import upgrade
 
-    settings = Settings.from_env()
     with _plainly():
+        settings = Settings.from_env()
         upgrade(settings.database_url)
     uvicorn.run(
         "anonbox.main:create_app",
@@ -80,8 +80,8 @@ def creator_create(email: str, name: str | None, as_json: bool) -> None:
     from anonbox.core.database import connect
     from anonbox.migrations import upgrade
 
-    settings = Settings.from_env()
     with _plainly():
+        settings = Settings.from_env()
         upgrade(settings.database_url)
 
     async def run() -> dict[str, str]:

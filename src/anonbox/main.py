@@ -17,6 +17,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 
 from anonbox import __version__
 from anonbox.auth.dependencies import (
+    admin_creator,
     current_creator,
     optional_creator,
     provide_oidc,
@@ -28,15 +29,35 @@ from anonbox.core.database import Database, connect
 from anonbox.core.envelope import RequestClock
 from anonbox.core.exception_handlers import EXCEPTION_HANDLERS
 from anonbox.core.health import healthz, readyz
+from anonbox.core.ratelimit import RateLimiter, rate_limiter_from_settings
 from anonbox.core.requests import JSONRequest, require_json_body
 from anonbox.core.settings import Settings
 from anonbox.links.dependencies import owned_link, viewed_link
+from anonbox.links.router import ROUTES as LINK_ROUTES
 from anonbox.messages.router import ROUTES as MESSAGE_ROUTES
+from anonbox.moderation.router import ROUTES as MODERATION_ROUTES
+from anonbox.safety.router import ROUTES as SAFETY_ROUTES
+from anonbox.safety.senders import SenderKeys
 
 
 def provide_db(state: State) -> Database:
     db: Database = state.db
     return db
+
+
+def provide_settings(state: State) -> Settings:
+    settings: Settings = state.settings
+    return settings
+
+
+def provide_sender_keys(state: State) -> SenderKeys:
+    keys: SenderKeys = state.sender_keys
+    return keys
+
+
+def provide_limiter(state: State) -> RateLimiter:
+    limiter: RateLimiter = state.limiter
+    return limiter
 
 
 @get("/openapi.json", include_in_schema=False, media_type="application/json")
@@ -51,23 +72,50 @@ def create_app(settings: Settings | None = None) -> RequestClock:
 
     @asynccontextmanager
     async def resources(app: Litestar) -> AsyncIterator[None]:
-        app.state.settings = settings
         app.state.db = await connect(settings.database_url)
+        app.state.limiter = rate_limiter_from_settings(
+            settings.redis_url, settings.rate_limit_fail_open
+        )
         http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
         app.state.oidc = OIDCClient(settings, http) if settings.google_client_id else None
         try:
             yield
         finally:
             await http.aclose()
+            await app.state.limiter.close()
             await app.state.db.close()
 
     app = Litestar(
-        route_handlers=[*MESSAGE_ROUTES, *AUTH_ROUTES, healthz, readyz, openapi_document],
+        route_handlers=[
+            *MESSAGE_ROUTES,
+            *AUTH_ROUTES,
+            *LINK_ROUTES,
+            *SAFETY_ROUTES,
+            *MODERATION_ROUTES,
+            healthz,
+            readyz,
+            openapi_document,
+        ],
+        state=State(
+            {
+                "settings": settings,
+                "trusted_proxies": settings.trusted_proxies,
+                "sender_keys": SenderKeys(
+                    secret_key=settings.secret_key,
+                    rotation_hours=settings.sender_key_rotation_hours,
+                    retention_days=settings.sender_retention_days,
+                ),
+            }
+        ),
         dependencies={
             "db": Provide(provide_db, sync_to_thread=False),
             "creator": Provide(current_creator),
             "viewer": Provide(optional_creator),
             "signed_in": Provide(signed_in_creator),
+            "admin": Provide(admin_creator),
+            "settings": Provide(provide_settings, sync_to_thread=False),
+            "sender_keys": Provide(provide_sender_keys, sync_to_thread=False),
+            "limiter": Provide(provide_limiter, sync_to_thread=False),
             "oidc": Provide(provide_oidc, sync_to_thread=False),
             "owned": Provide(owned_link),
             "viewed": Provide(viewed_link),

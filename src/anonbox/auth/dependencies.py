@@ -52,6 +52,12 @@ async def signed_in_creator(creator: Principal) -> Principal:
     return creator
 
 
+async def admin_creator(creator: Principal) -> Principal:
+    if not creator.is_admin:
+        raise Forbidden("Only an admin can do that")
+    return creator
+
+
 def provide_oidc(state: State) -> OIDCClient:
     oidc: OIDCClient | None = state.oidc
     if oidc is None:

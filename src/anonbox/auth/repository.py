@@ -48,8 +48,9 @@ async def insert_api_key(
 
 async def active_api_key(conn: Connection, key_hash: str) -> Row | None:
     return await conn.fetchrow(
-        "SELECT id, user_id, key_hash, last_used_at FROM api_keys"
-        " WHERE key_hash = $1 AND revoked_at IS NULL",
+        "SELECT k.id, k.user_id, k.key_hash, k.last_used_at, u.is_admin"
+        " FROM api_keys k JOIN users u ON u.id = k.user_id"
+        " WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
         key_hash,
     )
 
@@ -199,8 +200,9 @@ async def insert_session(
 
 async def active_session_by_access(conn: Connection, access_hash: str, now: int) -> Row | None:
     return await conn.fetchrow(
-        "SELECT id, user_id, access_hash FROM sessions"
-        " WHERE access_hash = $1 AND revoked_at IS NULL AND access_expires_at > $2",
+        "SELECT s.id, s.user_id, s.access_hash, u.is_admin"
+        " FROM sessions s JOIN users u ON u.id = s.user_id"
+        " WHERE s.access_hash = $1 AND s.revoked_at IS NULL AND s.access_expires_at > $2",
         access_hash,
         now,
     )
@@ -256,3 +258,8 @@ async def revoke_session(conn: Connection, *, session_id: str, revoked_at: int) 
         session_id,
         revoked_at,
     )
+
+
+async def grant_admin(conn: Connection, email: str) -> int:
+    """Make every account with this e-mail an admin; the number of accounts changed."""
+    return await conn.execute("UPDATE users SET is_admin = TRUE WHERE email = $1", email)

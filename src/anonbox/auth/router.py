@@ -6,7 +6,6 @@ from typing import Any, Literal
 
 from litestar import Request, Response, delete, get, post
 from litestar.datastructures import Cookie
-from litestar.datastructures import State as AppState
 
 from anonbox.auth import service
 from anonbox.auth.dependencies import SECURITY
@@ -42,11 +41,6 @@ _NO_STORE = {"Cache-Control": "no-store"}  # RFC 6749 §5.1: never cache a token
 _TAGS = ["auth"]
 
 
-def _settings(state: AppState) -> Settings:
-    settings: Settings = state.settings
-    return settings
-
-
 def _refresh_cookie(settings: Settings, token: str) -> Cookie:
     return Cookie(
         key=REFRESH_COOKIE,
@@ -68,9 +62,8 @@ def _refresh_cookie(settings: Settings, token: str) -> Cookie:
     tags=_TAGS,
 )
 async def google_url(
-    request: AnyRequest, db: Database, oidc: OIDCClient
+    request: AnyRequest, db: Database, oidc: OIDCClient, settings: Settings
 ) -> Response[Envelope[OK, SignInURL]]:
-    settings = _settings(request.app.state)
     started = await start_signin(db, oidc, settings)
     cookie = Cookie(
         key=SIGNIN_COOKIE,
@@ -97,9 +90,8 @@ async def google_url(
     tags=_TAGS,
 )
 async def google_callback(
-    request: AnyRequest, data: CallbackIn, db: Database, oidc: OIDCClient
+    request: AnyRequest, data: CallbackIn, db: Database, oidc: OIDCClient, settings: Settings
 ) -> Response[Envelope[OK, AccessToken]]:
-    settings = _settings(request.app.state)
     tokens = await finish_signin(
         db,
         oidc,
@@ -146,12 +138,11 @@ def _refreshed(request: AnyRequest, settings: Settings, tokens: SessionTokens) -
     tags=_TAGS,
 )
 async def refresh(
-    request: AnyRequest, db: Database, data: RefreshIn | None = None
+    request: AnyRequest, db: Database, settings: Settings, data: RefreshIn | None = None
 ) -> Response[Envelope[OK, RefreshedTokens]]:
     token = (data.refresh_token if data else None) or request.cookies.get(REFRESH_COOKIE)
     if not token:
         raise Unauthorized("Send the refresh token in the body or the anonbox_refresh cookie")
-    settings = _settings(request.app.state)
     tokens = await refresh_session(db, refresh_token=token, settings=settings)
     return _refreshed(request, settings, tokens)
 

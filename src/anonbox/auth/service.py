@@ -38,6 +38,7 @@ class Principal:
     user_id: str
     credential_id: str  # the API key's id, or the session's
     kind: Literal["api_key", "session"]
+    is_admin: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +57,12 @@ async def authenticate(db: Database, credential: str) -> Principal:
         session = await repository.active_session_by_access(db, presented, now_us())
         if session is None or not hashes_match(session["access_hash"], presented):
             raise Unauthorized("The access token is not valid, has expired, or was signed out")
-        return Principal(user_id=session["user_id"], credential_id=session["id"], kind="session")
+        return Principal(
+            user_id=session["user_id"],
+            credential_id=session["id"],
+            kind="session",
+            is_admin=bool(session["is_admin"]),
+        )
     if credential.startswith(API_KEY_PREFIX):
         key = await repository.active_api_key(db, presented)
         if key is None or not hashes_match(key["key_hash"], presented):
@@ -65,7 +71,12 @@ async def authenticate(db: Database, credential: str) -> Principal:
         last_used = key["last_used_at"]
         if last_used is None or now - last_used > _LAST_USED_RESOLUTION_US:
             await repository.touch_api_key(db, key["id"], now)
-        return Principal(user_id=key["user_id"], credential_id=key["id"], kind="api_key")
+        return Principal(
+            user_id=key["user_id"],
+            credential_id=key["id"],
+            kind="api_key",
+            is_admin=bool(key["is_admin"]),
+        )
     raise Unauthorized("The credential is not valid")
 
 
@@ -152,3 +163,10 @@ async def profile(db: Database, *, user_id: str) -> Profile:
         profile_url=row["picture_url"],
         created_at=isoformat_us(row["created_at"]),
     )
+
+
+async def grant_admin(db: Database, *, email: str) -> int:
+    changed = await repository.grant_admin(db, normalised_email(email))
+    if changed == 0:
+        raise NotFound(f"No creator with e-mail {email}")
+    return changed

@@ -1,13 +1,59 @@
-"""Who is calling: the address the envelope reports and abuse controls key on."""
+"""Who is calling: the address the envelope reports and abuse controls key on.
+
+The socket peer, unless that peer is a configured trusted proxy: then the
+``X-Forwarded-For`` chain is read from the right, skipping trusted proxies, and the
+first address that is not one is the client. A header from anyone else is ignored,
+so a caller cannot claim another address.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import ipaddress
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+from anonbox.core.settings import IPNetwork
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _parse(value: str) -> IPAddress | None:
+    try:
+        address = ipaddress.ip_address(value.strip())
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        return address.ipv4_mapped
+    return address
+
+
+def _trusted(address: IPAddress, proxies: Iterable[IPNetwork]) -> bool:
+    return any(address in network for network in proxies)
+
+
+def client_address(scope: Mapping[str, Any], proxies: tuple[IPNetwork, ...]) -> IPAddress | None:
+    client = scope.get("client")
+    peer = _parse(client[0]) if client else None
+    if peer is None or not proxies or not _trusted(peer, proxies):
+        return peer
+    forwarded = [
+        value.decode("latin-1")
+        for name, value in scope.get("headers", ())
+        if name == b"x-forwarded-for"
+    ]
+    hops = [hop for header in forwarded for hop in header.split(",")]
+    for hop in reversed(hops):
+        address = _parse(hop)
+        if address is None:
+            return peer  # a garbled chain: trust nothing past the proxy we know
+        if not _trusted(address, proxies):
+            return address
+    return peer
 
 
 def client_ip(scope: Mapping[str, Any]) -> str:
-    # The socket peer. X-Forwarded-For is deliberately ignored until trusted proxies
-    # are configurable, so a caller cannot claim another address.
-    client = scope.get("client")
-    return client[0] if client else "unknown"
+    """The client address as text, with the app's trusted proxies applied."""
+    app = scope.get("app")
+    proxies: tuple[IPNetwork, ...] = getattr(getattr(app, "state", None), "trusted_proxies", ())
+    address = client_address(scope, proxies)
+    return str(address) if address is not None else "unknown"

@@ -123,6 +123,7 @@ _DESCRIPTIONS = {
     409: "Conflict with the current state",
     413: "Request body larger than the configured limit",
     415: "Body is not application/json",
+    429: "Too many requests; see Retry-After",
     502: "An upstream identity provider failed or could not be reached",
     503: "The database is unavailable; see Retry-After",
 }

@@ -9,6 +9,7 @@
      ├── Conflict              409 conflict
      ├── PayloadTooLarge       413 payload_too_large
      ├── UnsupportedMediaType  415 unsupported_media_type
+     ├── RateLimited           429 rate_limited        (carries Retry-After)
      ├── BadGateway            502 bad_gateway         (an upstream provider failed)
      └── ServiceUnavailable    503 service_unavailable (carries Retry-After)
 
@@ -78,6 +79,15 @@ class PayloadTooLarge(AnonboxError):
 class UnsupportedMediaType(AnonboxError):
     status_code = 415
     code = "unsupported_media_type"
+
+
+class RateLimited(AnonboxError):
+    status_code = 429
+    code = "rate_limited"
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class BadGateway(AnonboxError):

@@ -12,7 +12,7 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ExceptionHandlersMap
 
 from anonbox.core.envelope import error_envelope
-from anonbox.core.errors import AnonboxError, FieldProblem, ServiceUnavailable
+from anonbox.core.errors import AnonboxError, FieldProblem
 
 logger = logging.getLogger("anonbox.errors")
 
@@ -76,7 +76,8 @@ def _respond(
 
 
 def handle_anonbox_error(request: Request[Any, Any, Any], exc: AnonboxError) -> Response[Any]:
-    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, ServiceUnavailable) else None
+    retry_after = getattr(exc, "retry_after", None)  # 429 and 503 say when to come back
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
     fields = getattr(exc, "fields", None)
     return _respond(request, exc.status_code, exc.code, exc.message, fields, headers)
 

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
+
+from anonbox.core.ratelimit import Limit
 
 DEFAULT_DATABASE_URL = "sqlite:///./anonbox.db"
 GOOGLE_ISSUER = "https://accounts.google.com"
+# Only for development: anywhere else the service refuses to start without a real secret.
+DEVELOPMENT_SECRET = "anonbox-development-secret-do-not-use-in-production"  # noqa: S105
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 class ConfigurationError(ValueError):
@@ -27,8 +32,21 @@ class Settings:
     access_token_ttl_seconds: int = 3600
     refresh_token_ttl_seconds: int = 30 * 24 * 3600
     signin_state_ttl_seconds: int = 600
+    secret_key: str = DEVELOPMENT_SECRET
+    trusted_proxies: tuple[IPNetwork, ...] = ()
+    redis_url: str | None = None
+    rate_limit_fail_open: bool = True
+    limit_sender_per_link: Limit = field(default=Limit("sender_link", 10, 60))
+    limit_sender: Limit = field(default=Limit("sender", 60, 600))
+    limit_link: Limit = field(default=Limit("link", 1200, 60))
+    sender_key_rotation_hours: int = 24
+    sender_retention_days: int = 90
 
     def __post_init__(self) -> None:
+        if self.environment != "development" and self.secret_key == DEVELOPMENT_SECRET:
+            raise ConfigurationError("Set ANONBOX_SECRET_KEY (ANONBOX_ENV is not development)")
+        if len(self.secret_key) < 32:
+            raise ConfigurationError("ANONBOX_SECRET_KEY must be at least 32 characters")
         issuer = urlsplit(self.google_issuer)
         if issuer.scheme != "https" and not (
             issuer.scheme == "http" and _is_loopback(issuer.hostname or "")
@@ -60,6 +78,32 @@ class Settings:
                 raise ConfigurationError(f"{name} must be positive, not {value}")
             return value
 
+        def limit(name: str, default: Limit) -> Limit:
+            raw = env.get(name)
+            if raw is None:
+                return default
+            count, _, seconds = raw.partition("/")
+            try:
+                return Limit(default.name, int(count), int(seconds))
+            except ValueError:
+                raise ConfigurationError(
+                    f"{name} must look like 10/60 (requests per seconds), not {raw!r}"
+                ) from None
+
+        def networks(raw: str) -> tuple[IPNetwork, ...]:
+            try:
+                return tuple(
+                    ipaddress.ip_network(part.strip(), strict=False)
+                    for part in raw.split(",")
+                    if part.strip()
+                )
+            except ValueError as exc:
+                raise ConfigurationError(f"ANONBOX_TRUSTED_PROXIES: {exc}") from None
+
+        fail_open = env.get("ANONBOX_RATE_LIMIT_FAIL", "open").lower()
+        if fail_open not in {"open", "closed"}:
+            raise ConfigurationError("ANONBOX_RATE_LIMIT_FAIL must be open or closed")
+
         return cls(
             database_url=env.get("ANONBOX_DATABASE_URL", DEFAULT_DATABASE_URL),
             max_body_bytes=number("ANONBOX_MAX_BODY_BYTES", defaults.max_body_bytes),
@@ -78,6 +122,21 @@ class Settings:
             ),
             signin_state_ttl_seconds=number(
                 "ANONBOX_SIGNIN_STATE_TTL_SECONDS", defaults.signin_state_ttl_seconds
+            ),
+            secret_key=env.get("ANONBOX_SECRET_KEY", DEVELOPMENT_SECRET),
+            trusted_proxies=networks(env.get("ANONBOX_TRUSTED_PROXIES", "")),
+            redis_url=env.get("ANONBOX_REDIS_URL") or None,
+            rate_limit_fail_open=fail_open == "open",
+            limit_sender_per_link=limit(
+                "ANONBOX_LIMIT_SENDER_LINK", defaults.limit_sender_per_link
+            ),
+            limit_sender=limit("ANONBOX_LIMIT_SENDER", defaults.limit_sender),
+            limit_link=limit("ANONBOX_LIMIT_LINK", defaults.limit_link),
+            sender_key_rotation_hours=number(
+                "ANONBOX_SENDER_KEY_ROTATION_HOURS", defaults.sender_key_rotation_hours
+            ),
+            sender_retention_days=number(
+                "ANONBOX_SENDER_RETENTION_DAYS", defaults.sender_retention_days
             ),
         )
 

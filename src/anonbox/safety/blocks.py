@@ -1,0 +1,141 @@
+"""Blocking "whoever sent this message", by a creator or site-wide by an admin.
+
+A block holds the sender's keyed hash under the period the message was sent in, and
+an excerpt of the message so its owner knows what they blocked; it never shows the
+hash. When a blocked sender posts again, the block is re-keyed to the current period,
+so a sender who keeps trying stays blocked across key rotation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import msgspec
+
+from anonbox.core.clock import isoformat_us, now_us
+from anonbox.core.database import Connection, Database, Row
+from anonbox.core.envelope import Timestamp
+from anonbox.core.errors import Conflict, NotFound
+from anonbox.core.ids import new_ulid
+from anonbox.safety.senders import IPAddress, SenderId, SenderKeys
+
+_EXCERPT_CHARACTERS = 120
+_BLOCK_COLUMNS = "SELECT id, message_excerpt, created_at FROM blocks"
+
+
+class BlockOut(msgspec.Struct):
+    id: str
+    message_excerpt: str
+    created_at: Timestamp
+    site_wide: bool
+
+
+class BlockList(msgspec.Struct):
+    items: list[BlockOut]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageSender:
+    excerpt: str
+    sender: SenderId
+
+    @property
+    def sender_key(self) -> tuple[int, str]:
+        return self.sender.epoch, self.sender.hash
+
+
+async def sender_of(conn: Connection, *, message_id: str, link_id: str | None) -> MessageSender:
+    """The sender of a message (under ``link_id`` when given), as far as it is still known."""
+    sql = "SELECT content, sender_epoch, sender_hash FROM messages WHERE id = $1"
+    row = await (
+        conn.fetchrow(sql + " AND link_id = $2", message_id, link_id)
+        if link_id is not None
+        else conn.fetchrow(sql, message_id)
+    )
+    if row is None:
+        raise NotFound("No message with this id under this link")
+    if row["sender_hash"] is None:
+        raise Conflict("This message is too old: its sender can no longer be recognised")
+    return MessageSender(
+        excerpt=row["content"][:_EXCERPT_CHARACTERS],
+        sender=SenderId(epoch=row["sender_epoch"], hash=row["sender_hash"]),
+    )
+
+
+async def block(db: Database, *, owner_id: str | None, target: MessageSender) -> BlockOut:
+    """Block the sender for ``owner_id``'s links, or everywhere when ``owner_id`` is None."""
+    match = " AND sender_epoch = $1 AND sender_hash = $2"
+    existing = await (
+        db.fetchrow(_BLOCK_COLUMNS + " WHERE user_id IS NULL" + match, *target.sender_key)
+        if owner_id is None
+        else db.fetchrow(
+            _BLOCK_COLUMNS + " WHERE user_id = $3" + match, *target.sender_key, owner_id
+        )
+    )
+    if existing is not None:
+        return _block_out(existing, site_wide=owner_id is None)
+    now = now_us()
+    block_id = new_ulid(now)
+    await db.execute(
+        "INSERT INTO blocks (id, user_id, sender_epoch, sender_hash, message_excerpt, created_at)"
+        " VALUES ($1, $2, $3, $4, $5, $6)",
+        block_id,
+        owner_id,
+        target.sender.epoch,
+        target.sender.hash,
+        target.excerpt,
+        now,
+    )
+    return BlockOut(
+        id=block_id,
+        message_excerpt=target.excerpt,
+        created_at=isoformat_us(now),
+        site_wide=owner_id is None,
+    )
+
+
+def _block_out(row: Row, *, site_wide: bool) -> BlockOut:
+    return BlockOut(
+        id=row["id"],
+        message_excerpt=row["message_excerpt"],
+        created_at=isoformat_us(row["created_at"]),
+        site_wide=site_wide,
+    )
+
+
+async def blocks_of(db: Database, *, owner_id: str) -> BlockList:
+    rows = await db.fetch(_BLOCK_COLUMNS + " WHERE user_id = $1 ORDER BY id DESC", owner_id)
+    return BlockList(items=[_block_out(row, site_wide=False) for row in rows])
+
+
+async def unblock(db: Database, *, owner_id: str, block_id: str) -> None:
+    if not await db.execute(
+        "DELETE FROM blocks WHERE id = $1 AND user_id = $2", block_id, owner_id
+    ):
+        raise NotFound("No block with this id among yours")
+
+
+async def is_blocked(
+    db: Database, keys: SenderKeys, *, owner_id: str, address: IPAddress, current: SenderId
+) -> bool:
+    """Whether this sender is blocked by the link's owner or site-wide."""
+    rows = await db.fetch(
+        "SELECT id, sender_epoch, sender_hash FROM blocks WHERE user_id = $1 OR user_id IS NULL",
+        owner_id,
+    )
+    hashes: dict[int, str | None] = {current.epoch: current.hash}
+    for row in rows:
+        epoch = row["sender_epoch"]
+        if epoch not in hashes:
+            key = await keys.key(db, epoch)
+            hashes[epoch] = None if key is None else keys.hash_with(key, address)
+        if hashes[epoch] == row["sender_hash"]:
+            if epoch != current.epoch:
+                await db.execute(
+                    "UPDATE blocks SET sender_epoch = $2, sender_hash = $3 WHERE id = $1",
+                    row["id"],
+                    current.epoch,
+                    current.hash,
+                )
+            return True
+    return False

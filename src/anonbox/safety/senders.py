@@ -1,0 +1,113 @@
+"""Recognising a repeat sender without knowing who it is.
+
+A sender is their network: an IPv4 address, or an IPv6 /64 (one household or phone
+gets a whole /64, so a single address would be trivially rotated). It is stored only
+as HMAC-SHA256 under a key that changes every key period (``sender_epoch``, 24 hours
+by default). A period's key is derived from the server secret *and* a random salt kept
+in the database:
+
+- someone who reads the database (or a backup) lacks the server secret, so cannot
+  test the 2^32 IPv4 addresses against a hash;
+- when a period's retention ends its salt is deleted, and its hashes can then be
+  linked to no one, by anyone, ever: they are erased along with it.
+
+So a hash recognises a sender for the retention period (90 days by default) and no
+longer; that is the price of keeping nothing that identifies a person.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import secrets
+from dataclasses import dataclass
+
+from anonbox.core.clock import now_us
+from anonbox.core.database import Database
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+_US_PER_HOUR = 3600 * 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class SenderId:
+    """A sender's keyed hash under one key period."""
+
+    epoch: int
+    hash: str
+
+
+def network_of(address: IPAddress) -> bytes:
+    """What identifies a sender: the IPv4 address, or the IPv6 /64 prefix."""
+    if isinstance(address, ipaddress.IPv6Address):
+        return b"6" + address.packed[:8]
+    return b"4" + address.packed
+
+
+class SenderKeys:
+    """Per-period HMAC keys, derived on first use and cached for the process's life."""
+
+    def __init__(self, *, secret_key: str, rotation_hours: int, retention_days: int) -> None:
+        self._secret = secret_key.encode()
+        self._period_us = rotation_hours * _US_PER_HOUR
+        self.retained_epochs = max(1, (retention_days * 24 + rotation_hours - 1) // rotation_hours)
+        self._keys: dict[int, bytes] = {}
+
+    def epoch_at(self, epoch_us: int) -> int:
+        return epoch_us // self._period_us
+
+    def _derive(self, epoch: int, salt: str) -> bytes:
+        return hmac.new(
+            self._secret, f"sender-key:{epoch}:{salt}".encode(), hashlib.sha256
+        ).digest()
+
+    async def key(self, db: Database, epoch: int) -> bytes | None:
+        """The key of a period still retained, or None once its salt is gone."""
+        if epoch in self._keys:
+            return self._keys[epoch]
+        row = await db.fetchrow("SELECT salt FROM sender_epochs WHERE epoch = $1", epoch)
+        if row is None:
+            return None
+        self._keys[epoch] = self._derive(epoch, row["salt"])
+        return self._keys[epoch]
+
+    async def current(self, db: Database, address: IPAddress) -> SenderId:
+        epoch = self.epoch_at(now_us())
+        key = await self.key(db, epoch)
+        if key is None:
+            key = await self._open_epoch(db, epoch)
+        return SenderId(epoch=epoch, hash=self.hash_with(key, address))
+
+    @staticmethod
+    def hash_with(key: bytes, address: IPAddress) -> str:
+        return hmac.new(key, network_of(address), hashlib.sha256).hexdigest()
+
+    async def _open_epoch(self, db: Database, epoch: int) -> bytes:
+        """Create the period's salt (once, whichever instance gets there first), and let the
+        instance that created it erase the periods whose retention has ended."""
+        created = await db.execute(
+            "INSERT INTO sender_epochs (epoch, salt, created_at) VALUES ($1, $2, $3)"
+            " ON CONFLICT (epoch) DO NOTHING",
+            epoch,
+            secrets.token_hex(32),
+            now_us(),
+        )
+        if created:
+            await self.forget_before(db, epoch - self.retained_epochs + 1)
+        key = await self.key(db, epoch)
+        assert key is not None, "the row was just written"
+        return key
+
+    async def forget_before(self, db: Database, epoch: int) -> None:
+        """Erase every trace of the periods before ``epoch``: hashes, blocks, salts."""
+        async with db.transaction() as tx:
+            await tx.execute(
+                "UPDATE messages SET sender_epoch = NULL, sender_hash = NULL"
+                " WHERE sender_epoch < $1",
+                epoch,
+            )
+            await tx.execute("DELETE FROM blocks WHERE sender_epoch < $1", epoch)
+            await tx.execute("DELETE FROM sender_epochs WHERE epoch < $1", epoch)
+        for old in [e for e in self._keys if e < epoch]:
+            del self._keys[old]
