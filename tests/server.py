@@ -13,6 +13,14 @@ from pathlib import Path
 import httpx
 
 
+# Tests send hundreds of messages from 127.0.0.1; the rate-limit tests set their own.
+GENEROUS_LIMITS = {
+    "ANONBOX_LIMIT_SENDER_LINK": "1000000/60",
+    "ANONBOX_LIMIT_SENDER": "1000000/60",
+    "ANONBOX_LIMIT_LINK": "1000000/60",
+}
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -31,7 +39,12 @@ class Server:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30.0) -> Server:
-        env = {**os.environ, **self.extra_env, "ANONBOX_DATABASE_URL": self.database_url}
+        env = {
+            **os.environ,
+            **GENEROUS_LIMITS,
+            **self.extra_env,
+            "ANONBOX_DATABASE_URL": self.database_url,
+        }
         with self.log_path.open("ab") as log:  # the child keeps its own descriptor
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "anonbox", "serve", "--port", str(self.port)],

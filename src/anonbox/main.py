@@ -29,13 +29,14 @@ from anonbox.core.database import Database, connect
 from anonbox.core.envelope import RequestClock
 from anonbox.core.exception_handlers import EXCEPTION_HANDLERS
 from anonbox.core.health import healthz, readyz
-from anonbox.core.ratelimit import RateLimiter, rate_limiter_from_settings
+from anonbox.core.ratelimit import rate_limiter_from_settings
 from anonbox.core.requests import JSONRequest, require_json_body
 from anonbox.core.settings import Settings
 from anonbox.links.dependencies import owned_link, viewed_link
 from anonbox.links.router import ROUTES as LINK_ROUTES
 from anonbox.messages.router import ROUTES as MESSAGE_ROUTES
 from anonbox.moderation.router import ROUTES as MODERATION_ROUTES
+from anonbox.safety.gate import Gate
 from anonbox.safety.router import ROUTES as SAFETY_ROUTES
 from anonbox.safety.senders import SenderKeys
 
@@ -50,14 +51,9 @@ def provide_settings(state: State) -> Settings:
     return settings
 
 
-def provide_sender_keys(state: State) -> SenderKeys:
-    keys: SenderKeys = state.sender_keys
-    return keys
-
-
-def provide_limiter(state: State) -> RateLimiter:
-    limiter: RateLimiter = state.limiter
-    return limiter
+def provide_gate(state: State) -> Gate:
+    gate: Gate = state.gate
+    return gate
 
 
 @get("/openapi.json", include_in_schema=False, media_type="application/json")
@@ -73,16 +69,20 @@ def create_app(settings: Settings | None = None) -> RequestClock:
     @asynccontextmanager
     async def resources(app: Litestar) -> AsyncIterator[None]:
         app.state.db = await connect(settings.database_url)
-        app.state.limiter = rate_limiter_from_settings(
-            settings.redis_url, settings.rate_limit_fail_open
+        limiter = rate_limiter_from_settings(settings.redis_url, settings.rate_limit_fail_open)
+        keys = SenderKeys(
+            secret_key=settings.secret_key,
+            rotation_hours=settings.sender_key_rotation_hours,
+            retention_days=settings.sender_retention_days,
         )
+        app.state.gate = Gate(settings, keys, limiter)
         http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
         app.state.oidc = OIDCClient(settings, http) if settings.google_client_id else None
         try:
             yield
         finally:
             await http.aclose()
-            await app.state.limiter.close()
+            await limiter.close()
             await app.state.db.close()
 
     app = Litestar(
@@ -96,17 +96,7 @@ def create_app(settings: Settings | None = None) -> RequestClock:
             readyz,
             openapi_document,
         ],
-        state=State(
-            {
-                "settings": settings,
-                "trusted_proxies": settings.trusted_proxies,
-                "sender_keys": SenderKeys(
-                    secret_key=settings.secret_key,
-                    rotation_hours=settings.sender_key_rotation_hours,
-                    retention_days=settings.sender_retention_days,
-                ),
-            }
-        ),
+        state=State({"settings": settings, "trusted_proxies": settings.trusted_proxies}),
         dependencies={
             "db": Provide(provide_db, sync_to_thread=False),
             "creator": Provide(current_creator),
@@ -114,8 +104,7 @@ def create_app(settings: Settings | None = None) -> RequestClock:
             "signed_in": Provide(signed_in_creator),
             "admin": Provide(admin_creator),
             "settings": Provide(provide_settings, sync_to_thread=False),
-            "sender_keys": Provide(provide_sender_keys, sync_to_thread=False),
-            "limiter": Provide(provide_limiter, sync_to_thread=False),
+            "gate": Provide(provide_gate, sync_to_thread=False),
             "oidc": Provide(provide_oidc, sync_to_thread=False),
             "owned": Provide(owned_link),
             "viewed": Provide(viewed_link),

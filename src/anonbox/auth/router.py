@@ -25,10 +25,10 @@ from anonbox.auth.service import Principal
 from anonbox.auth.sessions import SessionTokens, close_session, refresh_session
 from anonbox.auth.signin import finish_signin, start_signin
 from anonbox.core.database import Database
+from anonbox.core.dependencies import AppSettings
 from anonbox.core.envelope import Envelope, envelope, error_responses
 from anonbox.core.errors import Unauthorized
 from anonbox.core.paths import RowId
-from anonbox.core.settings import Settings
 
 AnyRequest = Request[Any, Any, Any]
 OK = Literal[200]
@@ -41,7 +41,7 @@ _NO_STORE = {"Cache-Control": "no-store"}  # RFC 6749 §5.1: never cache a token
 _TAGS = ["auth"]
 
 
-def _refresh_cookie(settings: Settings, token: str) -> Cookie:
+def _refresh_cookie(settings: AppSettings, token: str) -> Cookie:
     return Cookie(
         key=REFRESH_COOKIE,
         value=token,
@@ -62,7 +62,7 @@ def _refresh_cookie(settings: Settings, token: str) -> Cookie:
     tags=_TAGS,
 )
 async def google_url(
-    request: AnyRequest, db: Database, oidc: OIDCClient, settings: Settings
+    request: AnyRequest, db: Database, oidc: OIDCClient, settings: AppSettings
 ) -> Response[Envelope[OK, SignInURL]]:
     started = await start_signin(db, oidc, settings)
     cookie = Cookie(
@@ -90,7 +90,7 @@ async def google_url(
     tags=_TAGS,
 )
 async def google_callback(
-    request: AnyRequest, data: CallbackIn, db: Database, oidc: OIDCClient, settings: Settings
+    request: AnyRequest, data: CallbackIn, db: Database, oidc: OIDCClient, settings: AppSettings
 ) -> Response[Envelope[OK, AccessToken]]:
     tokens = await finish_signin(
         db,
@@ -112,7 +112,7 @@ async def google_callback(
     return response
 
 
-def _refreshed(request: AnyRequest, settings: Settings, tokens: SessionTokens) -> Response[Any]:
+def _refreshed(request: AnyRequest, settings: AppSettings, tokens: SessionTokens) -> Response[Any]:
     body = envelope(
         request,
         200,
@@ -138,7 +138,7 @@ def _refreshed(request: AnyRequest, settings: Settings, tokens: SessionTokens) -
     tags=_TAGS,
 )
 async def refresh(
-    request: AnyRequest, db: Database, settings: Settings, data: RefreshIn | None = None
+    request: AnyRequest, db: Database, settings: AppSettings, data: RefreshIn | None = None
 ) -> Response[Envelope[OK, RefreshedTokens]]:
     token = (data.refresh_token if data else None) or request.cookies.get(REFRESH_COOKIE)
     if not token:

@@ -8,19 +8,81 @@ from collections.abc import Sequence
 from anonbox.core.database import Connection, Row
 
 
+async def posting_target(conn: Connection, link_id: str) -> Row | None:
+    """The link's owner and whether it accepts messages."""
+    return await conn.fetchrow("SELECT user_id, paused FROM links WHERE id = $1", link_id)
+
+
 async def insert_message(
-    conn: Connection, *, message_id: str, link_id: str, content: str, created_at: int
+    conn: Connection,
+    *,
+    message_id: str,
+    link_id: str,
+    content: str,
+    created_at: int,
+    sender_epoch: int | None,
+    sender_hash: str | None,
 ) -> bool:
-    """Insert under ``link_id``; False when there is no such link."""
+    """Insert under ``link_id``; False when there is no such link (it may just have gone)."""
     inserted = await conn.execute(
-        "INSERT INTO messages (id, link_id, content, created_at)"
-        " SELECT $1, id, $3, $4 FROM links WHERE id = $2",
+        "INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash)"
+        " SELECT $1, id, $3, $4, $5, $6 FROM links WHERE id = $2",
         message_id,
         link_id,
         content,
         created_at,
+        sender_epoch,
+        sender_hash,
     )
     return inserted == 1
+
+
+async def idempotent_original(conn: Connection, *, link_id: str, key: str) -> Row | None:
+    return await conn.fetchrow(
+        "SELECT request_hash, message_id, created_at FROM idempotency_keys"
+        " WHERE link_id = $1 AND key = $2",
+        link_id,
+        key,
+    )
+
+
+async def remember_idempotent(
+    conn: Connection,
+    *,
+    link_id: str,
+    key: str,
+    request_hash: str,
+    message_id: str,
+    created_at: int,
+) -> bool:
+    """Record the answer to a keyed post; False when a post with that key got there first."""
+    inserted = await conn.execute(
+        "INSERT INTO idempotency_keys (link_id, key, request_hash, message_id, created_at)"
+        " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (link_id, key) DO NOTHING",
+        link_id,
+        key,
+        request_hash,
+        message_id,
+        created_at,
+    )
+    return inserted == 1
+
+
+async def delete_from_sender(
+    conn: Connection, *, link_id: str, sender_epoch: int, sender_hash: str
+) -> int:
+    return await conn.execute(
+        "DELETE FROM messages WHERE link_id = $1 AND sender_epoch = $2 AND sender_hash = $3",
+        link_id,
+        sender_epoch,
+        sender_hash,
+    )
+
+
+async def delete_unanswered(conn: Connection, *, link_id: str) -> int:
+    return await conn.execute(
+        "DELETE FROM messages WHERE link_id = $1 AND reply_count = 0", link_id
+    )
 
 
 async def count_reply(conn: Connection, *, link_id: str, message_id: str, delta: int) -> bool:

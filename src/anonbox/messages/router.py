@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from litestar import Request, delete, get, post, put
+from litestar.params import Parameter
 
 from anonbox.auth.dependencies import OPTIONAL_SECURITY, SECURITY
-from anonbox.core.client import client_ip
+from anonbox.auth.service import Principal
+from anonbox.core.client import client_address
 from anonbox.core.database import Database
+from anonbox.core.dependencies import AppSettings
 from anonbox.core.envelope import Envelope, envelope, error_responses
 from anonbox.core.paths import Cursor, Limit, LinkId, RowId
 from anonbox.links.dependencies import LinkAccess
 from anonbox.messages import service
 from anonbox.messages.schemas import (
+    Deleted,
     InboxPage,
     LikeState,
     MessageIn,
@@ -21,6 +25,8 @@ from anonbox.messages.schemas import (
     ReplyOut,
     ReplyPage,
 )
+from anonbox.safety.blocks import BlockOut, block, sender_of
+from anonbox.safety.gate import Gate
 
 AnyRequest = Request[Any, Any, Any]
 OK = Literal[200]
@@ -29,19 +35,42 @@ _CREATOR_ERRORS = error_responses(400, 401, 403, 404, 503)
 _BODY_ERRORS = (413, 415)
 
 
+IdempotencyKey = Annotated[
+    str | None,
+    Parameter(
+        header="Idempotency-Key",
+        min_length=1,
+        max_length=200,
+        pattern=r"^[\x21-\x7e]+$",
+        description="Any unique string (a UUID): a retried post with the same key and "
+        "text lands once and gets the first answer",
+    ),
+]
+
+
 @post(
     "/message/{link_id:str}",
     status_code=201,
     summary="Send an anonymous message to a link",
-    responses=error_responses(400, 404, *_BODY_ERRORS, 503),
+    responses=error_responses(400, 404, 409, *_BODY_ERRORS, 429, 503),
     tags=["messages"],
 )
 async def create_message(
-    request: AnyRequest, link_id: LinkId, data: MessageIn, db: Database
+    request: AnyRequest,
+    link_id: LinkId,
+    data: MessageIn,
+    db: Database,
+    gate: Gate,
+    settings: AppSettings,
+    idempotency_key: IdempotencyKey = None,
 ) -> Envelope[Created, MessageOut]:
-    sender = service.Sender(ip=client_ip(request.scope))
     message = await service.create_message(
-        db, link_id=link_id, content=data.message_content, sender=sender
+        db,
+        gate,
+        link_id=link_id,
+        content=data.message_content,
+        address=client_address(request.scope, settings.trusted_proxies),
+        idempotency_key=idempotency_key,
     )
     return envelope(request, 201, "Message sent", message)
 
@@ -153,6 +182,54 @@ async def delete_message(
     return envelope(request, 200, "Message deleted", None)
 
 
+@post(
+    "/message/{link_id:str}/{message_id:str}/block",
+    status_code=201,
+    summary="Block whoever sent this message from all your links (creator)",
+    description="You never learn who it is; later messages from that sender are dropped "
+    "silently. The block list shows this message, never the sender.",
+    responses={**_CREATOR_ERRORS, **error_responses(409)},
+    security=SECURITY,
+    tags=["safety"],
+)
+async def block_sender(
+    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: Database, creator: Principal
+) -> Envelope[Created, BlockOut]:
+    target = await sender_of(db, message_id=message_id, link_id=owned.link_id)
+    blocked = await block(db, owner_id=creator.user_id, target=target)
+    return envelope(request, 201, "Sender blocked", blocked)
+
+
+@delete(
+    "/message/{link_id:str}/{message_id:str}/sender",
+    status_code=200,
+    summary="Delete every message to this link from the sender of this one (creator)",
+    responses={**_CREATOR_ERRORS, **error_responses(409)},
+    security=SECURITY,
+    tags=["safety"],
+)
+async def delete_from_sender(
+    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: Database
+) -> Envelope[OK, Deleted]:
+    count = await service.delete_from_sender_of(db, link_id=owned.link_id, message_id=message_id)
+    return envelope(request, 200, f"Deleted {count} messages", Deleted(deleted=count))
+
+
+@delete(
+    "/message/{link_id:str}/unanswered",
+    status_code=200,
+    summary="Delete every unanswered message of this link (creator)",
+    responses=_CREATOR_ERRORS,
+    security=SECURITY,
+    tags=["safety"],
+)
+async def delete_unanswered(
+    request: AnyRequest, owned: LinkAccess, db: Database
+) -> Envelope[OK, Deleted]:
+    count = await service.delete_unanswered(db, link_id=owned.link_id)
+    return envelope(request, 200, f"Deleted {count} messages", Deleted(deleted=count))
+
+
 ROUTES = [
     create_message,
     list_messages,
@@ -161,4 +238,7 @@ ROUTES = [
     toggle_like,
     delete_reply,
     delete_message,
+    block_sender,
+    delete_from_sender,
+    delete_unanswered,
 ]

@@ -59,3 +59,7 @@ class InboxPage(msgspec.Struct):
 class ReplyPage(msgspec.Struct):
     items: list[ReplyOut]
     next_cursor: str | None
+
+
+class Deleted(msgspec.Struct):
+    deleted: int

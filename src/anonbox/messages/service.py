@@ -6,12 +6,13 @@ here every statement also names the link, so a message of another link is not fo
 
 from __future__ import annotations
 
+import hashlib
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from anonbox.core.clock import isoformat_us, now_us
-from anonbox.core.database import Database, Row
-from anonbox.core.errors import NotFound
+from anonbox.core.database import Connection, Database, Row
+from anonbox.core.errors import Conflict, NotFound
 from anonbox.core.ids import new_ulid
 from anonbox.messages import repository
 from anonbox.messages.content import normalised_content
@@ -23,30 +24,126 @@ from anonbox.messages.schemas import (
     ReplyOut,
     ReplyPage,
 )
+from anonbox.safety.blocks import sender_of
+from anonbox.safety.gate import Gate
+from anonbox.safety.senders import IPAddress
 
 _NO_LINK = "No link with this id"
 _NO_MESSAGE = "No message with this id under this link"
 
 
-@dataclass(frozen=True, slots=True)
-class Sender:
-    """Who posted an anonymous message, as far as abuse controls need to know.
+class LinkPaused(Conflict):
+    code = "link_paused"
 
-    Never stored: the address is here only so that limits and blocks can key on it.
+
+class IdempotencyKeyReused(Conflict):
+    code = "idempotency_key_reused"
+
+
+class _AlreadyPosted(Exception):
+    """A concurrent post with the same Idempotency-Key committed first."""
+
+
+def _request_hash(link_id: str, text: str) -> str:
+    return hashlib.sha256(f"{link_id}\n{text}".encode()).hexdigest()
+
+
+def _replayed(original: Row, request_hash: str, text: str) -> MessageOut:
+    if original["request_hash"] != request_hash:
+        raise IdempotencyKeyReused("This Idempotency-Key was already used for a different message")
+    return MessageOut(
+        id=original["message_id"],
+        message_content=text,
+        created_at=isoformat_us(original["created_at"]),
+    )
+
+
+async def create_message(
+    db: Database,
+    gate: Gate,
+    *,
+    link_id: str,
+    content: str,
+    address: IPAddress | None,
+    idempotency_key: str | None = None,
+) -> MessageOut:
+    """Store an anonymous message, or drop it silently when the gate says so.
+
+    With an ``idempotency_key``, a retried post lands once and gets the first answer.
     """
-
-    ip: str
-
-
-async def create_message(db: Database, *, link_id: str, content: str, sender: Sender) -> MessageOut:
     text = normalised_content(content)
-    now = now_us()
-    message_id = new_ulid(now)
-    if not await repository.insert_message(
-        db, message_id=message_id, link_id=link_id, content=text, created_at=now
-    ):
+    target = await repository.posting_target(db, link_id)
+    if target is None:
         raise NotFound(_NO_LINK)
-    return MessageOut(id=message_id, message_content=text, created_at=isoformat_us(now))
+    if target["paused"]:
+        raise LinkPaused("This link is not accepting messages right now")
+    request_hash = _request_hash(link_id, text)
+    if idempotency_key is not None:
+        original = await repository.idempotent_original(db, link_id=link_id, key=idempotency_key)
+        if original is not None:
+            return _replayed(original, request_hash, text)
+
+    admission = await gate.admit(
+        db, owner_id=target["user_id"], link_id=link_id, address=address, text=text
+    )
+    now = now_us()
+    message = MessageOut(id=new_ulid(now), message_content=text, created_at=isoformat_us(now))
+    if admission.dropped:
+        # Nothing of the message is kept; a keyed retry must still get the same answer.
+        if idempotency_key is not None and not await repository.remember_idempotent(
+            db,
+            link_id=link_id,
+            key=idempotency_key,
+            request_hash=request_hash,
+            message_id=message.id,
+            created_at=now,
+        ):
+            return await _first_answer(db, link_id, idempotency_key, request_hash, text)
+        await gate.imitate_write()
+        return message
+
+    sender = admission.sender
+
+    async def store(conn: Connection) -> None:
+        if not await repository.insert_message(
+            conn,
+            message_id=message.id,
+            link_id=link_id,
+            content=text,
+            created_at=now,
+            sender_epoch=sender.epoch if sender else None,
+            sender_hash=sender.hash if sender else None,
+        ):
+            raise NotFound(_NO_LINK)  # the link was deleted a moment ago
+
+    started = time.perf_counter()
+    if idempotency_key is None:
+        await store(db)
+    else:
+        try:
+            async with db.transaction() as tx:
+                if not await repository.remember_idempotent(
+                    tx,
+                    link_id=link_id,
+                    key=idempotency_key,
+                    request_hash=request_hash,
+                    message_id=message.id,
+                    created_at=now,
+                ):
+                    raise _AlreadyPosted
+                await store(tx)
+        except _AlreadyPosted:
+            return await _first_answer(db, link_id, idempotency_key, request_hash, text)
+    gate.record_write(time.perf_counter() - started)
+    return message
+
+
+async def _first_answer(
+    db: Database, link_id: str, key: str, request_hash: str, text: str
+) -> MessageOut:
+    original = await repository.idempotent_original(db, link_id=link_id, key=key)
+    assert original is not None, "the conflicting record is committed"
+    return _replayed(original, request_hash, text)
 
 
 async def reply(db: Database, *, link_id: str, message_id: str, content: str) -> ReplyOut:
@@ -130,3 +227,17 @@ async def replies(
         for row in rows[:limit]
     ]
     return ReplyPage(items=items, next_cursor=_next_cursor(rows, limit))
+
+
+async def delete_from_sender_of(db: Database, *, link_id: str, message_id: str) -> int:
+    """Delete every message to this link from the sender of this one (in the same key
+    period: across periods a sender cannot be recognised, by design)."""
+    target = await sender_of(db, message_id=message_id, link_id=link_id)
+    epoch, sender_hash = target.sender_key
+    return await repository.delete_from_sender(
+        db, link_id=link_id, sender_epoch=epoch, sender_hash=sender_hash
+    )
+
+
+async def delete_unanswered(db: Database, *, link_id: str) -> int:
+    return await repository.delete_unanswered(db, link_id=link_id)

@@ -1,7 +1,106 @@
-"""HTTP endpoints for a creator's safety tools: blocked senders and muted words."""
+"""HTTP endpoints for a creator's safety tools: blocked senders and muted words.
+
+Blocking itself starts from a message: ``POST /message/{link_id}/{message_id}/block``.
+"""
 
 from __future__ import annotations
 
-from litestar.handlers import HTTPRouteHandler
+from typing import Annotated, Any, Literal
 
-ROUTES: list[HTTPRouteHandler] = []
+import msgspec
+from litestar import Request, delete, get, post
+
+from anonbox.auth.dependencies import SECURITY
+from anonbox.auth.service import Principal
+from anonbox.core.database import Database
+from anonbox.core.envelope import Envelope, envelope, error_responses
+from anonbox.core.paths import RowId
+from anonbox.safety import blocks, mutes
+
+AnyRequest = Request[Any, Any, Any]
+OK = Literal[200]
+Created = Literal[201]
+_TAGS = ["safety"]
+
+
+class MuteIn(msgspec.Struct):
+    word: Annotated[str, msgspec.Meta(min_length=1, max_length=mutes.MAX_WORD_CHARACTERS)]
+
+
+@get(
+    "/blocks",
+    summary="Your blocked senders, each shown by the message that got it blocked",
+    responses=error_responses(401, 503),
+    security=SECURITY,
+    tags=_TAGS,
+)
+async def list_blocks(
+    request: AnyRequest, db: Database, creator: Principal
+) -> Envelope[OK, blocks.BlockList]:
+    return envelope(
+        request, 200, "Blocked senders", await blocks.blocks_of(db, owner_id=creator.user_id)
+    )
+
+
+@delete(
+    "/blocks/{block_id:str}",
+    status_code=200,
+    summary="Unblock a sender",
+    responses=error_responses(400, 401, 404, 503),
+    security=SECURITY,
+    tags=_TAGS,
+)
+async def unblock(
+    request: AnyRequest, block_id: RowId, db: Database, creator: Principal
+) -> Envelope[OK, None]:
+    await blocks.unblock(db, owner_id=creator.user_id, block_id=block_id)
+    return envelope(request, 200, "Sender unblocked", None)
+
+
+@post(
+    "/muted-words",
+    status_code=201,
+    summary="Mute a word: messages containing it are dropped on arrival",
+    description="Whole words, compared after NFKC, case folding and accent removal.",
+    responses=error_responses(400, 401, 409, 413, 415, 503),
+    security=SECURITY,
+    tags=_TAGS,
+)
+async def mute_word(
+    request: AnyRequest, data: MuteIn, db: Database, creator: Principal
+) -> Envelope[Created, mutes.MutedWordOut]:
+    muted = await mutes.mute(db, owner_id=creator.user_id, word=data.word)
+    return envelope(request, 201, "Word muted", muted)
+
+
+@get(
+    "/muted-words",
+    summary="Your muted words",
+    responses=error_responses(401, 503),
+    security=SECURITY,
+    tags=_TAGS,
+)
+async def list_muted_words(
+    request: AnyRequest, db: Database, creator: Principal
+) -> Envelope[OK, mutes.MutedWordList]:
+    return envelope(
+        request, 200, "Muted words", await mutes.muted_words(db, owner_id=creator.user_id)
+    )
+
+
+@delete(
+    "/muted-words/{word_id:str}",
+    status_code=200,
+    summary="Unmute a word",
+    responses=error_responses(400, 401, 404, 503),
+    security=SECURITY,
+    tags=_TAGS,
+)
+async def unmute_word(
+    request: AnyRequest, word_id: RowId, db: Database, creator: Principal
+) -> Envelope[OK, None]:
+    await mutes.unmute(db, owner_id=creator.user_id, word_id=word_id)
+    return envelope(request, 200, "Word unmuted", None)
+
+
+ROUTES = [list_blocks, unblock, mute_word, list_muted_words, unmute_word]

@@ -28,6 +28,7 @@ from anonbox.core.database import Database
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 _US_PER_HOUR = 3600 * 1_000_000
+_US_PER_DAY = 24 * _US_PER_HOUR
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +101,15 @@ class SenderKeys:
         return key
 
     async def forget_before(self, db: Database, epoch: int) -> None:
-        """Erase every trace of the periods before ``epoch``: hashes, blocks, salts."""
+        """Erase every trace of the periods before ``epoch``: hashes, blocks, salts.
+
+        Runs once per key period, so it also does the period's other housekeeping:
+        idempotency records older than a day go too.
+        """
         async with db.transaction() as tx:
+            await tx.execute(
+                "DELETE FROM idempotency_keys WHERE created_at < $1", now_us() - _US_PER_DAY
+            )
             await tx.execute(
                 "UPDATE messages SET sender_epoch = NULL, sender_hash = NULL"
                 " WHERE sender_epoch < $1",

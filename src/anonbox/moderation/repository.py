@@ -1,0 +1,102 @@
+"""SQL for reports and for the admin's reach over every message."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from anonbox.core.database import Connection, Row
+
+EXCERPT_CHARACTERS = 200
+
+
+async def insert_report(
+    conn: Connection,
+    *,
+    report_id: str,
+    link_id: str,
+    message_id: str,
+    reason: str,
+    created_at: int,
+) -> bool:
+    """Report a message under ``link_id``, keeping an excerpt that outlives it.
+
+    False when there is no such message under that link.
+    """
+    inserted = await conn.execute(
+        "INSERT INTO reports (id, message_id, message_excerpt, reason, status, created_at)"
+        " SELECT $1, id, substr(content, 1, $6), $4, 'open', $5"
+        " FROM messages WHERE id = $2 AND link_id = $3",
+        report_id,
+        message_id,
+        link_id,
+        reason,
+        created_at,
+        EXCERPT_CHARACTERS,
+    )
+    return inserted == 1
+
+
+# The link comes from the message while it exists: reports do not keep it, so a
+# deleted message leaves nothing behind that ties the report to a creator.
+_REPORTS = (
+    "SELECT r.id, r.message_id, m.link_id, r.message_excerpt, r.reason, r.status,"
+    " r.resolution, r.created_at, r.resolved_at"
+    " FROM reports r LEFT JOIN messages m ON m.id = r.message_id"
+)
+
+
+async def report(conn: Connection, report_id: str) -> Row | None:
+    return await conn.fetchrow(_REPORTS + " WHERE r.id = $1", report_id)
+
+
+async def reports_page(
+    conn: Connection, *, status: str, before: str | None, limit: int
+) -> Sequence[Row]:
+    """Newest first, from just before the cursor id; walks (status, id), never OFFSET."""
+    if before is None:
+        return await conn.fetch(
+            _REPORTS + " WHERE r.status = $1 ORDER BY r.id DESC LIMIT $2", status, limit
+        )
+    return await conn.fetch(
+        _REPORTS + " WHERE r.status = $1 AND r.id < $3 ORDER BY r.id DESC LIMIT $2",
+        status,
+        limit,
+        before,
+    )
+
+
+async def resolve(
+    conn: Connection, *, report_id: str, resolution: str, resolved_by: str, resolved_at: int
+) -> Row | None:
+    """Close an open report in one statement, so two admins cannot both resolve it.
+
+    Returns the message it is about (its id may be None); None when it was not open.
+    """
+    return await conn.fetchrow(
+        "UPDATE reports SET status = 'resolved', resolution = $2, resolved_by = $3,"
+        " resolved_at = $4 WHERE id = $1 AND status = 'open' RETURNING message_id",
+        report_id,
+        resolution,
+        resolved_by,
+        resolved_at,
+    )
+
+
+async def resolve_all_about(
+    conn: Connection, *, message_id: str, resolution: str, resolved_by: str, resolved_at: int
+) -> int:
+    """Close every open report about a message that is being deleted."""
+    return await conn.execute(
+        "UPDATE reports SET status = 'resolved', resolution = $2, resolved_by = $3,"
+        " resolved_at = $4 WHERE message_id = $1 AND status = 'open'",
+        message_id,
+        resolution,
+        resolved_by,
+        resolved_at,
+    )
+
+
+async def delete_message(conn: Connection, message_id: str) -> bool:
+    """Delete a message wherever it is; its replies go with it (ON DELETE CASCADE)."""
+    deleted = await conn.execute("DELETE FROM messages WHERE id = $1", message_id)
+    return deleted == 1

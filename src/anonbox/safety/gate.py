@@ -1,0 +1,73 @@
+"""The door every anonymous message passes: rate limits, blocks and muted words.
+
+A message from a blocked sender, or with a muted word, is dropped silently: the
+sender gets the same 201 with the same shape, after about as long as a stored
+message takes, so a sender cannot tell that they are blocked. Rate limits apply
+before that decision, so dropped messages count too and cannot be used to probe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import deque
+from dataclasses import dataclass
+
+from anonbox.core.database import Database
+from anonbox.core.errors import RateLimited
+from anonbox.core.ratelimit import Limit, RateLimiter
+from anonbox.core.settings import Settings
+from anonbox.safety.blocks import is_blocked
+from anonbox.safety.mutes import contains_muted, muted_of
+from anonbox.safety.senders import IPAddress, SenderId, SenderKeys
+
+_SAMPLES = 256
+_FIRST_GUESS_SECONDS = 0.002  # before any real write has been timed
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    sender: SenderId | None  # None only when the peer address is unknown (not on TCP)
+    dropped: bool
+
+
+class Gate:
+    def __init__(self, settings: Settings, keys: SenderKeys, limiter: RateLimiter) -> None:
+        self.keys = keys
+        self._limiter = limiter
+        self._per_sender_link: Limit = settings.limit_sender_per_link
+        self._per_sender: Limit = settings.limit_sender
+        self._per_link: Limit = settings.limit_link
+        self._write_seconds: deque[float] = deque(maxlen=_SAMPLES)
+
+    async def admit(
+        self, db: Database, *, owner_id: str, link_id: str, address: IPAddress | None, text: str
+    ) -> Admission:
+        sender = None if address is None else await self.keys.current(db, address)
+        checks: list[tuple[Limit, str]] = [(self._per_link, link_id)]
+        if sender is not None:
+            checks += [
+                (self._per_sender_link, f"{sender.hash}:{link_id}"),
+                (self._per_sender, sender.hash),
+            ]
+        decision = await self._limiter.hit(checks)
+        if not decision.allowed:
+            raise RateLimited(
+                f"Too many messages; try again in {decision.retry_after} s",
+                retry_after=decision.retry_after,
+            )
+        dropped = (
+            sender is not None
+            and address is not None
+            and await is_blocked(db, self.keys, owner_id=owner_id, address=address, current=sender)
+        ) or contains_muted(text, await muted_of(db, owner_id))
+        return Admission(sender=sender, dropped=dropped)
+
+    def record_write(self, seconds: float) -> None:
+        """Time a real stored message took, for drops to imitate."""
+        self._write_seconds.append(seconds)
+
+    async def imitate_write(self) -> None:
+        """Take about as long as storing a message does (a recent real duration)."""
+        samples = self._write_seconds
+        await asyncio.sleep(random.choice(samples) if samples else _FIRST_GUESS_SECONDS)
