@@ -1,7 +1,122 @@
-"""HTTP endpoints for a creator's links and their settings."""
+"""HTTP endpoints for a creator's links and their settings: parse, call the service, wrap."""
 
 from __future__ import annotations
 
-from litestar.handlers import HTTPRouteHandler
+from typing import Any, Literal
 
-ROUTES: list[HTTPRouteHandler] = []
+from litestar import Request, delete, get, patch, post
+
+from anonbox.auth.dependencies import SECURITY
+from anonbox.auth.service import Principal
+from anonbox.core.database import Database
+from anonbox.core.envelope import Envelope, envelope, error_responses
+from anonbox.core.paths import LinkId
+from anonbox.links import service
+from anonbox.links.dependencies import LinkAccess
+from anonbox.links.schemas import LinkIn, LinkList, LinkOut, LinkPatch, PublicLink
+
+AnyRequest = Request[Any, Any, Any]
+OK = Literal[200]
+Created = Literal[201]
+_TAGS = ["links"]
+_CREATOR_ERRORS = (400, 401, 403, 404, 503)
+_BODY_ERRORS = (413, 415)
+
+
+@post(
+    "/links",
+    status_code=201,
+    summary="Create another link, with its own prompt",
+    description=f"A creator may own up to {service.MAX_LINKS_PER_CREATOR} links; "
+    "send {} for the default prompt.",
+    responses=error_responses(400, 401, 409, *_BODY_ERRORS, 503),
+    security=SECURITY,
+    tags=_TAGS,
+)
+async def create_link(
+    request: AnyRequest, data: LinkIn, db: Database, creator: Principal
+) -> Envelope[Created, LinkOut]:
+    made = await service.create_link(db, user_id=creator.user_id, prompt=data.prompt)
+    return envelope(request, 201, "Link created", made)
+
+
+@get(
+    "/links",
+    summary="Your links, oldest first",
+    description="The oldest is your default link: the one GET /user names.",
+    responses=error_responses(401, 503),
+    security=SECURITY,
+    tags=_TAGS,
+)
+async def list_links(
+    request: AnyRequest, db: Database, creator: Principal
+) -> Envelope[OK, LinkList]:
+    return envelope(request, 200, "Links", await service.links_of(db, user_id=creator.user_id))
+
+
+@get(
+    "/links/{link_id:str}",
+    summary="One of your links, with its settings (creator)",
+    responses=error_responses(*_CREATOR_ERRORS),
+    security=SECURITY,
+    tags=_TAGS,
+)
+async def get_link(
+    request: AnyRequest, owned: LinkAccess, db: Database, creator: Principal
+) -> Envelope[OK, LinkOut]:
+    found = await service.link(db, link_id=owned.link_id, user_id=creator.user_id)
+    return envelope(request, 200, "Link", found)
+
+
+@get(
+    "/links/{link_id:str}/public",
+    summary="What anyone sees of a link: its prompt, whether it is paused, and who owns it",
+    description="The creator's display name and picture only; never an e-mail or account id.",
+    responses=error_responses(400, 404, 503),
+    tags=_TAGS,
+)
+async def get_public_link(
+    request: AnyRequest, link_id: LinkId, db: Database
+) -> Envelope[OK, PublicLink]:
+    return envelope(request, 200, "Link", await service.public_link(db, link_id=link_id))
+
+
+@patch(
+    "/links/{link_id:str}",
+    summary="Change a link's prompt or pause it (creator)",
+    description="Send at least one of prompt, paused; fields left out keep their value. "
+    "A paused link refuses new messages until it is resumed.",
+    responses=error_responses(*_CREATOR_ERRORS, *_BODY_ERRORS),
+    security=SECURITY,
+    tags=_TAGS,
+)
+async def update_link(
+    request: AnyRequest, owned: LinkAccess, data: LinkPatch, db: Database, creator: Principal
+) -> Envelope[OK, LinkOut]:
+    updated = await service.update_link(
+        db,
+        link_id=owned.link_id,
+        user_id=creator.user_id,
+        prompt=data.prompt if isinstance(data.prompt, str) else None,
+        paused=data.paused if isinstance(data.paused, bool) else None,
+    )
+    return envelope(request, 200, "Link updated", updated)
+
+
+@delete(
+    "/links/{link_id:str}",
+    status_code=200,
+    summary="Delete a link with all its messages and replies (creator)",
+    description="Your oldest remaining link becomes your default link.",
+    responses=error_responses(*_CREATOR_ERRORS),
+    security=SECURITY,
+    tags=_TAGS,
+)
+async def delete_link(
+    request: AnyRequest, owned: LinkAccess, db: Database, creator: Principal
+) -> Envelope[OK, None]:
+    await service.delete_link(db, link_id=owned.link_id, user_id=creator.user_id)
+    return envelope(request, 200, "Link deleted", None)
+
+
+ROUTES = [create_link, list_links, get_link, get_public_link, update_link, delete_link]

@@ -1,0 +1,115 @@
+"""What a creator can do with their links, and the rules for doing it.
+
+Ownership is settled before the per-link operations run (``links.dependencies.owned_link``);
+their statements still name the creator, so a link that changed hands is not found.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from anonbox.core.clock import isoformat_us, now_us
+from anonbox.core.database import Database, Row
+from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
+from anonbox.links import repository
+from anonbox.links.schemas import MAX_PROMPT_CHARACTERS, LinkList, LinkOut, PublicLink
+
+# A creator's links are listed in one response, unpaginated: the cap keeps it small.
+MAX_LINKS_PER_CREATOR = 100
+
+_NO_LINK = "No link with this id"
+# As for messages: C0 controls other than tab, line feed and carriage return; DEL; C1.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+class TooManyLinks(Conflict):
+    code = "too_many_links"
+
+
+def normalised_prompt(value: str) -> str:
+    """NFC-normalise and trim ``value``; enforce 1 to 300 code points and no controls."""
+    text = unicodedata.normalize("NFC", value).strip()
+    bounds = f"prompt must be 1 to {MAX_PROMPT_CHARACTERS} characters"
+    if not value:
+        problem, message = "too_short", bounds
+    elif not text:
+        problem, message = "blank", "prompt must contain more than whitespace"
+    elif len(text) > MAX_PROMPT_CHARACTERS:
+        problem, message = "too_long", bounds
+    elif _CONTROL.search(text):
+        problem, message = "control_character", "prompt must not contain control characters"
+    else:
+        return text
+    raise ValidationFailed(message, [FieldProblem("prompt", problem)])
+
+
+def _link_out(row: Row) -> LinkOut:
+    return LinkOut(
+        id=row["id"],
+        prompt=row["prompt"],
+        paused=bool(row["paused"]),
+        created_at=isoformat_us(row["created_at"]),
+    )
+
+
+async def create_link(db: Database, *, user_id: str, prompt: str) -> LinkOut:
+    text = normalised_prompt(prompt)
+    now = now_us()
+    # On PostgreSQL two concurrent creations may both pass the count: the cap can be
+    # overshot by a link or two, which is harmless; it only bounds the listing.
+    async with db.transaction() as tx:
+        if await repository.count_links(tx, user_id) >= MAX_LINKS_PER_CREATOR:
+            raise TooManyLinks(
+                f"A creator can have at most {MAX_LINKS_PER_CREATOR} links; delete one first"
+            )
+        link_id = await repository.insert_link(tx, user_id=user_id, prompt=text, created_at=now)
+    return LinkOut(id=link_id, prompt=text, paused=False, created_at=isoformat_us(now))
+
+
+async def links_of(db: Database, *, user_id: str) -> LinkList:
+    return LinkList(items=[_link_out(row) for row in await repository.links_of(db, user_id)])
+
+
+async def link(db: Database, *, link_id: str, user_id: str) -> LinkOut:
+    row = await repository.link_of(db, link_id=link_id, user_id=user_id)
+    if row is None:
+        raise NotFound(_NO_LINK)
+    return _link_out(row)
+
+
+async def public_link(db: Database, *, link_id: str) -> PublicLink:
+    row = await repository.public_link(db, link_id)
+    if row is None:
+        raise NotFound(_NO_LINK)
+    return PublicLink(
+        id=row["id"],
+        prompt=row["prompt"],
+        paused=bool(row["paused"]),
+        creator_name=row["name"],
+        creator_picture_url=row["picture_url"],
+    )
+
+
+async def update_link(
+    db: Database, *, link_id: str, user_id: str, prompt: str | None, paused: bool | None
+) -> LinkOut:
+    """Change the given settings; None leaves one as it is, and at least one must be given."""
+    if prompt is None and paused is None:
+        raise ValidationFailed(
+            "Send at least one setting to change: prompt, paused",
+            [FieldProblem("body", "missing")],
+        )
+    text = None if prompt is None else normalised_prompt(prompt)
+    row = await repository.update_link(
+        db, link_id=link_id, user_id=user_id, prompt=text, paused=paused
+    )
+    if row is None:
+        raise NotFound(_NO_LINK)
+    return _link_out(row)
+
+
+async def delete_link(db: Database, *, link_id: str, user_id: str) -> None:
+    """Delete the link with every message and reply under it."""
+    if not await repository.delete_link(db, link_id=link_id, user_id=user_id):
+        raise NotFound(_NO_LINK)
