@@ -12,7 +12,6 @@ from pathlib import Path
 
 import httpx
 
-
 # Tests send hundreds of messages from 127.0.0.1; the rate-limit tests set their own.
 GENEROUS_LIMITS = {
     "ANONBOX_LIMIT_SENDER_LINK": "1000000/60",

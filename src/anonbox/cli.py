@@ -1,4 +1,4 @@
-"""The ``anonbox`` command line: serve, migrate, and creator management."""
+"""The ``anonbox`` command line: serve, migrate, creators and admins."""
 
 from __future__ import annotations
 
@@ -105,6 +105,35 @@ def creator_create(email: str, name: str | None, as_json: bool) -> None:
         click.echo(f"creator {result['user_id']} <{result['email']}>")
         click.echo(f"link     {result['link_id']}")
         click.echo(f"api key  {result['api_key']}  (shown once: keep it safe)")
+
+
+@main.group()
+def admin() -> None:
+    """Manage who may act on reports and moderate every link."""
+
+
+@admin.command("grant")
+@click.option("--email", required=True, help="The e-mail address of an existing creator.")
+def admin_grant(email: str) -> None:
+    """Make an existing creator an admin (their current credentials gain it at once)."""
+    from anonbox.auth.service import grant_admin, normalised_email
+    from anonbox.core.database import connect
+    from anonbox.migrations import upgrade
+
+    with _plainly():
+        settings = Settings.from_env()
+        upgrade(settings.database_url)
+
+    async def run() -> None:
+        db = await connect(settings.database_url)
+        try:
+            await grant_admin(db, email=email)
+        finally:
+            await db.close()
+
+    with _plainly():
+        asyncio.run(run())
+    click.echo(f"{normalised_email(email)} is now an admin")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,153 @@
-"""HTTP endpoints for reports and the admin's moderation tools."""
+"""HTTP endpoints for reports and the admin's moderation tools.
+
+Anyone may report a message; everything under ``/admin`` needs an admin's credential
+(401 without one, 403 with a creator's). Admins are made on the command line:
+``anonbox admin grant --email E``.
+"""
 
 from __future__ import annotations
 
-from litestar.handlers import HTTPRouteHandler
+from typing import Annotated, Any, Literal
 
-ROUTES: list[HTTPRouteHandler] = []
+from litestar import Request, delete, get, post
+from litestar.handlers import HTTPRouteHandler
+from litestar.params import Parameter
+
+from anonbox.auth.dependencies import SECURITY
+from anonbox.auth.service import Principal
+from anonbox.core.client import client_address
+from anonbox.core.database import Database
+from anonbox.core.dependencies import AppSettings
+from anonbox.core.envelope import Envelope, envelope, error_responses
+from anonbox.core.paths import Cursor, Limit, LinkId, RowId
+from anonbox.moderation import service
+from anonbox.moderation.schemas import (
+    ReportIn,
+    ReportOut,
+    ReportPage,
+    ReportReceipt,
+    ReportStatus,
+    ResolveIn,
+)
+from anonbox.safety.blocks import BlockOut
+from anonbox.safety.gate import Gate
+
+AnyRequest = Request[Any, Any, Any]
+OK = Literal[200]
+Created = Literal[201]
+_ADMIN_TAGS = ["admin"]
+_ADMIN_ERRORS = (400, 401, 403, 404, 503)
+_BODY_ERRORS = (413, 415)
+
+StatusFilter = Annotated[
+    ReportStatus, Parameter(description="open (the default) or resolved reports")
+]
+
+
+@post(
+    "/message/{link_id:str}/{message_id:str}/report",
+    status_code=201,
+    summary="Report a message to the admins (anyone)",
+    description="No credential needed. The report keeps the first 200 characters of the "
+    "message, so it can still be judged if the message is deleted.",
+    responses=error_responses(400, 404, *_BODY_ERRORS, 429, 503),
+    tags=["safety"],
+)
+async def report_message(
+    request: AnyRequest,
+    link_id: LinkId,
+    message_id: RowId,
+    data: ReportIn,
+    db: Database,
+    gate: Gate,
+    settings: AppSettings,
+) -> Envelope[Created, ReportReceipt]:
+    # Reports are anonymous too: the same limits as messages keep the admins' queue sane.
+    await gate.throttle(
+        db, link_id=link_id, address=client_address(request.scope, settings.trusted_proxies)
+    )
+    receipt = await service.report_message(
+        db, link_id=link_id, message_id=message_id, reason=data.reason
+    )
+    return envelope(request, 201, "Report received", receipt)
+
+
+@get(
+    "/admin/reports",
+    summary="List reports, newest first (admin)",
+    responses=error_responses(400, 401, 403, 503),
+    security=SECURITY,
+    tags=_ADMIN_TAGS,
+)
+async def list_reports(
+    request: AnyRequest,
+    admin: Principal,
+    db: Database,
+    status: StatusFilter = "open",
+    cursor: Cursor = None,
+    limit: Limit = 20,
+) -> Envelope[OK, ReportPage]:
+    page = await service.reports(db, status=status, cursor=cursor, limit=limit)
+    return envelope(request, 200, "Reports", page)
+
+
+@post(
+    "/admin/reports/{report_id:str}/resolve",
+    status_code=200,
+    summary="Resolve a report: dismiss it, delete the message, or block its sender (admin)",
+    description="block_sender blocks whoever sent the message on every link, then deletes "
+    "the message. Deleting a message resolves every other open report about it too. A "
+    "report is resolved once: a second attempt is a 409.",
+    responses=error_responses(*_ADMIN_ERRORS, 409, *_BODY_ERRORS),
+    security=SECURITY,
+    tags=_ADMIN_TAGS,
+)
+async def resolve_report(
+    request: AnyRequest, report_id: RowId, data: ResolveIn, admin: Principal, db: Database
+) -> Envelope[OK, ReportOut]:
+    report = await service.resolve(
+        db, report_id=report_id, action=data.action, admin_id=admin.user_id
+    )
+    return envelope(request, 200, "Report resolved", report)
+
+
+@delete(
+    "/admin/messages/{message_id:str}",
+    status_code=200,
+    summary="Delete any message and its replies (admin)",
+    description="Open reports about the message are resolved as delete_message.",
+    responses=error_responses(*_ADMIN_ERRORS),
+    security=SECURITY,
+    tags=_ADMIN_TAGS,
+)
+async def delete_message(
+    request: AnyRequest, message_id: RowId, admin: Principal, db: Database
+) -> Envelope[OK, None]:
+    await service.delete_message(db, message_id=message_id, admin_id=admin.user_id)
+    return envelope(request, 200, "Message deleted", None)
+
+
+@post(
+    "/admin/messages/{message_id:str}/block-sender",
+    status_code=201,
+    summary="Block whoever sent this message, on every link (admin)",
+    description="Later messages from that sender to any link are dropped silently. The "
+    "message itself stays; delete it separately if it should go.",
+    responses=error_responses(*_ADMIN_ERRORS, 409),
+    security=SECURITY,
+    tags=_ADMIN_TAGS,
+)
+async def block_sender(
+    request: AnyRequest, message_id: RowId, admin: Principal, db: Database
+) -> Envelope[Created, BlockOut]:
+    blocked = await service.block_sender(db, message_id=message_id)
+    return envelope(request, 201, "Sender blocked on every link", blocked)
+
+
+ROUTES: list[HTTPRouteHandler] = [
+    report_message,
+    list_reports,
+    resolve_report,
+    delete_message,
+    block_sender,
+]

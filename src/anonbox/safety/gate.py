@@ -40,9 +40,11 @@ class Gate:
         self._per_link: Limit = settings.limit_link
         self._write_seconds: deque[float] = deque(maxlen=_SAMPLES)
 
-    async def admit(
-        self, db: Database, *, owner_id: str, link_id: str, address: IPAddress | None, text: str
-    ) -> Admission:
+    async def throttle(
+        self, db: Database, *, link_id: str, address: IPAddress | None
+    ) -> SenderId | None:
+        """Count an anonymous request against the sender's and the link's limits (429 past
+        them), and return the sender's keyed hash."""
         sender = None if address is None else await self.keys.current(db, address)
         checks: list[tuple[Limit, str]] = [(self._per_link, link_id)]
         if sender is not None:
@@ -53,9 +55,15 @@ class Gate:
         decision = await self._limiter.hit(checks)
         if not decision.allowed:
             raise RateLimited(
-                f"Too many messages; try again in {decision.retry_after} s",
+                f"Too many requests; try again in {decision.retry_after} s",
                 retry_after=decision.retry_after,
             )
+        return sender
+
+    async def admit(
+        self, db: Database, *, owner_id: str, link_id: str, address: IPAddress | None, text: str
+    ) -> Admission:
+        sender = await self.throttle(db, link_id=link_id, address=address)
         dropped = (
             sender is not None
             and address is not None

@@ -106,6 +106,8 @@ def upgrade() -> None:
         ),
     )
     op.create_index("ix_reports_status_id", "reports", ["status", "id"])
+    # Deleting a message sets its reports' message_id to NULL: find them by index.
+    op.create_index("ix_reports_message_id", "reports", ["message_id"])
 
 
 def downgrade() -> None:

@@ -1,0 +1,97 @@
+"""Admins made as an operator makes them: a creator with a known e-mail, then
+``anonbox admin grant --email E`` run as a real command against the server's database."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from anonbox.auth.service import create_creator
+from anonbox.core.database import connect
+from tests.conftest import Creator
+from tests.server import Server
+from tests.test_cli import anonbox, fresh_email
+
+
+def creator_with_email(database_url: str, email: str) -> Creator:
+    async def run() -> Creator:
+        db = await connect(database_url)
+        try:
+            made = await create_creator(db, email=email)
+        finally:
+            await db.close()
+        return Creator(made.user_id, made.link_id, made.api_key)
+
+    return asyncio.run(run())
+
+
+def make_admin_in(database_url: str, cwd: Path) -> Creator:
+    email = fresh_email()
+    creator = creator_with_email(database_url, email)
+    granted = anonbox("admin", "grant", "--email", email, database_url=database_url, cwd=cwd)
+    assert granted.returncode == 0, granted.stderr
+    return creator
+
+
+@pytest.fixture
+def admin(server: Server, tmp_path: Path) -> Creator:
+    return make_admin_in(server.database_url, tmp_path)
+
+
+def report(api: httpx.Client, creator: Creator, message_id: str, reason: str = "spam") -> str:
+    """Anyone reports one of ``creator``'s messages; returns the report's id."""
+    sent = api.post(f"/message/{creator.link_id}/{message_id}/report", json={"reason": reason})
+    assert sent.status_code == 201, sent.text
+    return str(sent.json()["data"]["id"])
+
+
+def resolve(api: httpx.Client, admin: Creator, report_id: str, action: str) -> httpx.Response:
+    return api.post(
+        f"/admin/reports/{report_id}/resolve", json={"action": action}, headers=admin.headers
+    )
+
+
+def all_reports(api: httpx.Client, admin: Creator, status: str) -> list[dict[str, Any]]:
+    """Every report with ``status``, newest first, following next_cursor to the end."""
+    items: list[dict[str, Any]] = []
+    params: dict[str, str | int] = {"status": status, "limit": 100}
+    while True:
+        page = api.get("/admin/reports", params=params, headers=admin.headers)
+        assert page.status_code == 200, page.text
+        data = page.json()["data"]
+        items += data["items"]
+        if data["next_cursor"] is None:
+            return items
+        params["cursor"] = data["next_cursor"]
+
+
+def report_by_id(api: httpx.Client, admin: Creator, report_id: str) -> dict[str, Any]:
+    for status in ("open", "resolved"):
+        for item in all_reports(api, admin, status):
+            if item["id"] == report_id:
+                return item
+    raise AssertionError(f"report {report_id} is not listed")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def lone_server(
+    request: pytest.FixtureRequest,
+    database_url_factory: Callable[[str], str],
+    tmp_path: Path,
+) -> Iterator[Server]:
+    """A server of its own, for tests whose site-wide blocks would silence every other test.
+
+    It trusts 127.0.0.1 as a proxy, so a test can speak as distinct senders through
+    ``X-Forwarded-For``.
+    """
+    url = database_url_factory(request.param)
+    running = Server(
+        url, tmp_path / "server.log", env={"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32"}
+    ).start()
+    yield running
+    running.stop()
