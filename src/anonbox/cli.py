@@ -41,11 +41,14 @@ def serve(host: str, port: int) -> None:
     with _plainly():
         settings = Settings.from_env()
         upgrade(settings.database_url)
+    from anonbox.core.http_protocol import BoundedHttpToolsProtocol
+
     uvicorn.run(
         "anonbox.main:create_app",
         factory=True,
         host=host,
         port=port,
+        http=BoundedHttpToolsProtocol,
         # Never rewrite the client address from X-Forwarded-For (anyone can send it), and
         # keep no access log: it would record every anonymous sender's address.
         proxy_headers=False,

@@ -1,0 +1,103 @@
+"""uvicorn's fast HTTP parser (httptools), with the limit it lacks on the request head.
+
+httptools buffers a request line and headers of any size, so one client could make the
+server hold megabytes per connection. Here the head (request line plus headers) may
+be at most ``MAX_HEAD_BYTES``; past that the caller gets a 431 in the error envelope
+and the connection is closed, before anything reaches the application.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from anonbox.core.envelope import error_envelope
+
+MAX_HEAD_BYTES = 32 * 1024  # what nginx allows by default (4 buffers of 8 KiB)
+
+
+class _HeadTooLarge(Exception):
+    """Raised from a parser callback; httptools turns it into a parse error."""
+
+
+class BoundedHttpToolsProtocol(HttpToolsProtocol):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head_bytes = 0
+        self._in_head = True
+        self._too_large = False
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._head_bytes = 0
+        self._in_head = True
+
+    def _count(self, size: int) -> None:
+        self._head_bytes += size
+        if self._head_bytes > MAX_HEAD_BYTES:
+            self._too_large = True
+            raise _HeadTooLarge
+
+    def on_url(self, url: bytes) -> None:
+        self._count(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count(len(name) + len(value) + 4)
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+        super().on_headers_complete()
+
+    def data_received(self, data: bytes) -> None:
+        # httptools hands over a header only once it is complete, so a single endless
+        # header must also be cut off by the raw bytes received while in the head.
+        if self._in_head and self._head_bytes + len(data) > 4 * MAX_HEAD_BYTES:
+            self._send_431()
+            return
+        super().data_received(data)
+
+    def send_400_response(self, msg: str) -> None:
+        # uvicorn answers any parse error with a plain 400; ours was a head too large.
+        if self._too_large:
+            self._send_431()
+        else:
+            super().send_400_response(msg)
+
+    def _send_431(self) -> None:
+        # As much of the request line as was read. The method is known once the target
+        # has begun (before that, httptools reports its first method, DELETE).
+        target: bytes = getattr(self, "url", b"")
+        method = self.parser.get_method().decode("latin-1") if target else ""
+        path, _, query = target.partition(b"?")
+        scope = {
+            "client": self.client,
+            "method": method,
+            "raw_path": path,
+            "path": path.decode("latin-1"),
+            "query_string": query,
+            "anonbox.started": (time.perf_counter(), datetime.now(UTC)),
+        }
+        body = msgspec.json.encode(
+            error_envelope(
+                scope,
+                431,
+                "request_header_too_large",
+                f"The request line and headers are larger than {MAX_HEAD_BYTES} bytes",
+            )
+        )
+        self.transport.write(
+            STATUS_LINE[431]
+            + b"content-type: application/json\r\n"
+            + b"content-length: "
+            + str(len(body)).encode()
+            + b"\r\n"
+            + b"connection: close\r\n\r\n"
+            + body
+        )
+        self.transport.close()
