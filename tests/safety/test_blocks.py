@@ -1,0 +1,225 @@
+"""Blocking the sender of a message without learning who it is, and the silent drop.
+
+A creator blocks "whoever sent this message". That sender's later messages, to any of
+the creator's links, get the same 201 as everyone's and are never stored; the block list
+shows the message, never anything that identifies the sender.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.actions import assert_error, inbox_ids, post_message
+from tests.conftest import Creator
+from tests.safety.conftest import (
+    HEX_DIGEST,
+    ULID,
+    Deployment,
+    add_link,
+    assert_created_message,
+    assert_same_answer,
+    block_sender_of,
+    new_sender,
+    send,
+    sent,
+    utc_instant,
+)
+
+SOME_ULID = "01jabcdefghjkmnpqrstvwxyz0"
+
+
+def blocks_of(api: httpx.Client, creator: Creator) -> list[dict[str, Any]]:
+    listed = api.get("/blocks", headers=creator.headers)
+    assert listed.status_code == 200, listed.text
+    assert HEX_DIGEST.search(listed.text) is None, listed.text
+    return list(listed.json()["data"]["items"])
+
+
+def test_blocking_answers_with_the_block_and_lists_it_by_its_message(
+    proxied: httpx.Client, new_creator: Callable[[], Creator]
+) -> None:
+    creator = new_creator()
+    sender = new_sender()
+    text = "You will never guess who I am"
+    message_id = sent(proxied, creator.link_id, text, sender)
+
+    response = proxied.post(
+        f"/message/{creator.link_id}/{message_id}/block", headers=creator.headers
+    )
+    assert response.status_code == 201, response.text
+    body = response.json()
+    assert set(body) == {"status_code", "message", "data", "metadata"}
+    block = body["data"]
+    assert set(block) == {"id", "message_excerpt", "created_at", "site_wide"}
+    assert ULID.match(block["id"])
+    assert block["message_excerpt"] == text
+    assert block["site_wide"] is False
+    utc_instant(block["created_at"])
+    # Nothing that could identify the sender: no hash, no address.
+    for shown in (response.text, proxied.get("/blocks", headers=creator.headers).text):
+        assert HEX_DIGEST.search(shown) is None, shown
+        assert sender.address not in shown
+
+    assert blocks_of(proxied, creator) == [block]
+
+
+def test_a_long_message_is_shown_by_its_beginning(
+    proxied: httpx.Client, new_creator: Callable[[], Creator]
+) -> None:
+    creator = new_creator()
+    text = "spam " * 100
+    block = block_sender_of(proxied, creator, sent(proxied, creator.link_id, text, new_sender()))
+    assert block["message_excerpt"]
+    assert text.startswith(block["message_excerpt"])
+    assert len(block["message_excerpt"]) < len(text)
+
+
+def test_a_blocked_sender_is_dropped_on_every_link_of_the_creator_and_no_other(
+    deployment: Deployment, proxied: httpx.Client, new_creator: Callable[[], Creator]
+) -> None:
+    creator = new_creator()
+    second_link = add_link(deployment.proxied.database_url, creator)
+    someone_else = new_creator()
+    blocked, other = new_sender(), new_sender()
+    first = sent(proxied, creator.link_id, "first", blocked)
+    block_sender_of(proxied, creator, first)
+
+    for link in (creator, second_link):
+        dropped = send(proxied, link.link_id, "let me in", blocked)
+        assert_created_message(dropped, "let me in")
+        assert dropped.json()["metadata"]["ip"] == blocked.address
+    assert inbox_ids(proxied, creator) == [first]
+    assert inbox_ids(proxied, second_link) == []
+
+    # Other senders still arrive; another creator still hears from the blocked sender.
+    arrived = [sent(proxied, link.link_id, "hello", other) for link in (creator, second_link)]
+    assert inbox_ids(proxied, creator) == [arrived[0], first]
+    assert inbox_ids(proxied, second_link) == [arrived[1]]
+    elsewhere = sent(proxied, someone_else.link_id, "let me in", blocked)
+    assert inbox_ids(proxied, someone_else) == [elsewhere]
+
+
+def test_a_dropped_message_is_indistinguishable_from_a_stored_one(
+    proxied: httpx.Client, new_creator: Callable[[], Creator]
+) -> None:
+    creator = new_creator()
+    blocked, other = new_sender(), new_sender()
+    first = sent(proxied, creator.link_id, "first", blocked)
+    block_sender_of(proxied, creator, first)
+
+    text = "Same words, two fates"
+    stored = send(proxied, creator.link_id, text, other)
+    dropped = send(proxied, creator.link_id, text, blocked)
+    assert_same_answer(stored, text, dropped, text)
+
+    # Nothing of it was kept: not in the inbox, not found by its id.
+    dropped_id = dropped.json()["data"]["id"]
+    assert inbox_ids(proxied, creator) == [stored.json()["data"]["id"], first]
+    link = f"/message/{creator.link_id}/{dropped_id}"
+    assert_error(proxied.get(link, headers=creator.headers), 404, "not_found")
+    assert_error(proxied.put(f"{link}/like", headers=creator.headers), 404, "not_found")
+    assert_error(proxied.post(f"{link}/block", headers=creator.headers), 404, "not_found")
+
+
+def test_unblocking_lets_the_sender_through_again(
+    proxied: httpx.Client, new_creator: Callable[[], Creator]
+) -> None:
+    creator = new_creator()
+    blocked = new_sender()
+    first = sent(proxied, creator.link_id, "first", blocked)
+    block = block_sender_of(proxied, creator, first)
+    sent(proxied, creator.link_id, "dropped", blocked)
+
+    response = proxied.delete(f"/blocks/{block['id']}", headers=creator.headers)
+    assert response.status_code == 200, response.text
+    assert response.json()["data"] is None
+    assert blocks_of(proxied, creator) == []
+    again = sent(proxied, creator.link_id, "back again", blocked)
+    assert inbox_ids(proxied, creator) == [again, first]
+    # The block is gone: unblocking it again is a 404.
+    gone = proxied.delete(f"/blocks/{block['id']}", headers=creator.headers)
+    assert_error(gone, 404, "not_found")
+
+
+def test_blocking_the_same_sender_twice_keeps_one_block(
+    proxied: httpx.Client, new_creator: Callable[[], Creator]
+) -> None:
+    creator = new_creator()
+    sender = new_sender()
+    first = sent(proxied, creator.link_id, "first", sender)
+    second = sent(proxied, creator.link_id, "second", sender)
+    block = block_sender_of(proxied, creator, first)
+    assert block_sender_of(proxied, creator, first)["id"] == block["id"]
+    assert block_sender_of(proxied, creator, second)["id"] == block["id"]
+    assert blocks_of(proxied, creator) == [block]
+
+
+def test_each_creator_sees_only_their_own_blocks(
+    proxied: httpx.Client, new_creator: Callable[[], Creator]
+) -> None:
+    creator, other = new_creator(), new_creator()
+    block = block_sender_of(proxied, creator, sent(proxied, creator.link_id, "hi", new_sender()))
+    assert blocks_of(proxied, other) == []
+    # Another creator cannot unblock it either: to them it does not exist.
+    refused = proxied.delete(f"/blocks/{block['id']}", headers=other.headers)
+    assert_error(refused, 404, "not_found")
+    assert blocks_of(proxied, creator) == [block]
+
+
+# --- refusals -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param({}, id="no-credential"),
+        pytest.param({"X-API-Key": "anb_" + "x" * 40}, id="unknown-key"),
+    ],
+)
+def test_blocks_need_a_credential(
+    api: httpx.Client, creator: Creator, headers: dict[str, str]
+) -> None:
+    message_id = post_message(api, creator.link_id)
+    path = f"/message/{creator.link_id}/{message_id}/block"
+    assert_error(api.post(path, headers=headers), 401, "unauthorized")
+    assert_error(api.get("/blocks", headers=headers), 401, "unauthorized")
+    assert_error(api.delete(f"/blocks/{SOME_ULID}", headers=headers), 401, "unauthorized")
+    assert api.get("/blocks", headers=creator.headers).json()["data"]["items"] == []
+
+
+def test_only_the_creator_of_the_link_can_block_its_senders(
+    api: httpx.Client, make_creator: Callable[[], Creator]
+) -> None:
+    creator, other = make_creator(), make_creator()
+    message_id = post_message(api, creator.link_id)
+    path = f"/message/{creator.link_id}/{message_id}/block"
+    assert_error(api.post(path, headers=other.headers), 403, "forbidden")
+    assert api.get("/blocks", headers=other.headers).json()["data"]["items"] == []
+    assert api.get("/blocks", headers=creator.headers).json()["data"]["items"] == []
+
+
+def test_blocking_a_message_that_is_not_there_is_404(
+    api: httpx.Client, make_creator: Callable[[], Creator]
+) -> None:
+    creator, other = make_creator(), make_creator()
+    others_message = post_message(api, other.link_id)
+    for path in [
+        f"/message/{creator.link_id}/{SOME_ULID}/block",
+        f"/message/{creator.link_id}/{others_message}/block",  # exists, under another link
+        f"/message/nosuchlink0/{others_message}/block",
+    ]:
+        assert_error(api.post(path, headers=creator.headers), 404, "not_found")
+    assert_error(api.delete(f"/blocks/{SOME_ULID}", headers=creator.headers), 404, "not_found")
+    assert api.get("/blocks", headers=creator.headers).json()["data"]["items"] == []
+
+
+def test_bad_ids_are_400(api: httpx.Client, creator: Creator) -> None:
+    path = f"/message/{creator.link_id}/not-a-ulid/block"
+    assert_error(api.post(path, headers=creator.headers), 400, "validation_failed")
+    assert_error(
+        api.delete("/blocks/not-a-ulid", headers=creator.headers), 400, "validation_failed"
+    )

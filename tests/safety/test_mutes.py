@@ -1,0 +1,213 @@
+"""Muted words: whole words, whatever their case, accents or width, make a message vanish.
+
+The sender is answered exactly as if the message had been stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.actions import assert_error, inbox_ids, post_message
+from tests.conftest import Creator
+from tests.safety.conftest import (
+    ULID,
+    assert_created_message,
+    assert_same_answer,
+    new_sender,
+    send,
+    utc_instant,
+)
+
+SOME_ULID = "01jabcdefghjkmnpqrstvwxyz0"
+FULL_WIDTH_IDIOT = "\uff49\uff44\uff49\uff4f\uff54"  # "idiot" in full-width letters
+
+
+def mute(api: httpx.Client, creator: Creator, word: str) -> httpx.Response:
+    return api.post("/muted-words", json={"word": word}, headers=creator.headers)
+
+
+def muted(api: httpx.Client, creator: Creator, word: str) -> dict[str, Any]:
+    response = mute(api, creator, word)
+    assert response.status_code == 201, response.text
+    return dict(response.json()["data"])
+
+
+def muted_words(api: httpx.Client, creator: Creator) -> list[dict[str, Any]]:
+    listed = api.get("/muted-words", headers=creator.headers)
+    assert listed.status_code == 200, listed.text
+    return list(listed.json()["data"]["items"])
+
+
+def test_mute_list_and_unmute_a_word(api: httpx.Client, creator: Creator) -> None:
+    response = mute(api, creator, "idiot")
+    assert response.status_code == 201, response.text
+    word = response.json()["data"]
+    assert set(word) == {"id", "word", "created_at"}
+    assert ULID.match(word["id"])
+    assert word["word"] == "idiot"
+    utc_instant(word["created_at"])
+    assert muted_words(api, creator) == [word]
+
+    unmuted = api.delete(f"/muted-words/{word['id']}", headers=creator.headers)
+    assert unmuted.status_code == 200, unmuted.text
+    assert unmuted.json()["data"] is None
+    assert muted_words(api, creator) == []
+    again = api.delete(f"/muted-words/{word['id']}", headers=creator.headers)
+    assert_error(again, 404, "not_found")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "you IDIOT",
+        "ídiot!",
+        FULL_WIDTH_IDIOT,
+        "Idiot",
+        "what an idiot.",
+        "idiot, idiot",
+    ],
+)
+def test_a_muted_word_drops_the_message_whatever_its_case_accents_or_width(
+    api: httpx.Client, make_creator: Callable[[], Creator], text: str
+) -> None:
+    creator = make_creator()
+    muted(api, creator, "idiot")
+    assert_created_message(send(api, creator.link_id, text), text)
+    assert inbox_ids(api, creator) == []
+
+
+@pytest.mark.parametrize("text", ["idiotic", "idiots", "myidiot"])
+def test_a_muted_word_inside_a_longer_word_does_not_drop(
+    api: httpx.Client, make_creator: Callable[[], Creator], text: str
+) -> None:
+    creator = make_creator()
+    muted(api, creator, "idiot")
+    kept = post_message(api, creator.link_id, text)
+    assert inbox_ids(api, creator) == [kept]
+
+
+@pytest.mark.parametrize(
+    ("text", "dropped"),
+    [
+        ("such a Bad   Word", True),
+        ("BAD WORD!", True),
+        ("bad\nword", True),
+        ("a bad, word", False),
+        ("bad", False),
+        ("word bad", False),
+        ("bad words", False),
+    ],
+)
+def test_a_muted_phrase_matches_whole_with_any_spacing(
+    api: httpx.Client, make_creator: Callable[[], Creator], text: str, dropped: bool
+) -> None:
+    creator = make_creator()
+    assert muted(api, creator, "bad word")["word"] == "bad word"
+    sent = send(api, creator.link_id, text)
+    assert_created_message(sent, text)
+    expected = [] if dropped else [sent.json()["data"]["id"]]
+    assert inbox_ids(api, creator) == expected
+
+
+def test_a_muted_drop_is_indistinguishable_from_a_stored_message(
+    proxied: httpx.Client, new_creator: Callable[[], Creator]
+) -> None:
+    creator = new_creator()
+    muted(proxied, creator, "secret")
+    stored = send(proxied, creator.link_id, "tell me a s3cret", new_sender())
+    dropped = send(proxied, creator.link_id, "tell me a secret", new_sender())
+    assert_same_answer(stored, "tell me a s3cret", dropped, "tell me a secret")
+    assert inbox_ids(proxied, creator) == [stored.json()["data"]["id"]]
+    lost = f"/message/{creator.link_id}/{dropped.json()['data']['id']}"
+    assert_error(proxied.get(lost, headers=creator.headers), 404, "not_found")
+
+
+def test_unmuting_lets_the_word_through_again(api: httpx.Client, creator: Creator) -> None:
+    word = muted(api, creator, "idiot")
+    send(api, creator.link_id, "idiot")
+    deleted = api.delete(f"/muted-words/{word['id']}", headers=creator.headers)
+    assert deleted.status_code == 200, deleted.text
+    kept = post_message(api, creator.link_id, "idiot")
+    assert inbox_ids(api, creator) == [kept]
+
+
+def test_muted_words_are_each_creators_own(
+    api: httpx.Client, make_creator: Callable[[], Creator]
+) -> None:
+    creator, other = make_creator(), make_creator()
+    word = muted(api, creator, "idiot")
+    kept = post_message(api, other.link_id, "idiot")
+    assert inbox_ids(api, other) == [kept]
+    assert muted_words(api, other) == []
+    refused = api.delete(f"/muted-words/{word['id']}", headers=other.headers)
+    assert_error(refused, 404, "not_found")
+    assert muted_words(api, creator) == [word]
+
+
+@pytest.mark.parametrize("again", ["idiot", "IDIOT", "  idiot ", "ídiot", FULL_WIDTH_IDIOT])
+def test_muting_a_word_twice_is_409(
+    api: httpx.Client, make_creator: Callable[[], Creator], again: str
+) -> None:
+    creator = make_creator()
+    first = muted(api, creator, "idiot")
+    assert_error(mute(api, creator, again), 409, "conflict")
+    assert muted_words(api, creator) == [first]
+
+
+@pytest.mark.parametrize(
+    ("word", "status"),
+    [
+        pytest.param("", 400, id="empty"),
+        pytest.param("x", 201, id="1"),
+        pytest.param("x" * 100, 201, id="100"),
+        pytest.param("x" * 101, 400, id="101"),
+        pytest.param("é" * 100, 201, id="100-non-ascii"),
+        pytest.param("   ", 400, id="spaces"),
+        pytest.param("\t\n \u3000", 400, id="whitespace"),
+    ],
+)
+def test_a_muted_word_is_1_to_100_characters_not_only_whitespace(
+    api: httpx.Client, make_creator: Callable[[], Creator], word: str, status: int
+) -> None:
+    creator = make_creator()
+    response = mute(api, creator, word)
+    if status == 400:
+        assert_error(response, 400, "validation_failed")
+        assert muted_words(api, creator) == []
+    else:
+        assert response.status_code == 201, response.text
+        assert muted_words(api, creator) == [response.json()["data"]]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param({}, id="missing"),
+        pytest.param({"word": 5}, id="number"),
+        pytest.param({"word": None}, id="null"),
+        pytest.param({"word": ["idiot"]}, id="list"),
+    ],
+)
+def test_a_muted_word_must_be_a_string(
+    api: httpx.Client, creator: Creator, body: dict[str, Any]
+) -> None:
+    response = api.post("/muted-words", json=body, headers=creator.headers)
+    assert_error(response, 400, "validation_failed")
+
+
+def test_muted_words_need_a_credential(api: httpx.Client, creator: Creator) -> None:
+    assert_error(api.post("/muted-words", json={"word": "x"}), 401, "unauthorized")
+    assert_error(api.get("/muted-words"), 401, "unauthorized")
+    assert_error(api.delete(f"/muted-words/{SOME_ULID}"), 401, "unauthorized")
+    assert muted_words(api, creator) == []
+
+
+def test_unmuting_an_unknown_or_bad_id(api: httpx.Client, creator: Creator) -> None:
+    missing = api.delete(f"/muted-words/{SOME_ULID}", headers=creator.headers)
+    assert_error(missing, 404, "not_found")
+    bad = api.delete("/muted-words/not-a-ulid", headers=creator.headers)
+    assert_error(bad, 400, "validation_failed")
