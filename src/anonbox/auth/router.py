@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from litestar import Request, Response, delete, get, post
+from litestar import Response, delete, get, post
 from litestar.datastructures import Cookie
 
 from anonbox.auth import service
@@ -26,13 +26,16 @@ from anonbox.auth.sessions import SessionTokens, close_session, refresh_session
 from anonbox.auth.signin import finish_signin, start_signin
 from anonbox.core.database import Database
 from anonbox.core.dependencies import AppSettings
-from anonbox.core.envelope import Envelope, envelope, error_responses
+from anonbox.core.envelope import (
+    OK,
+    AnyRequest,
+    Created,
+    Envelope,
+    envelope,
+    error_responses,
+)
 from anonbox.core.errors import Unauthorized
 from anonbox.core.paths import RowId
-
-AnyRequest = Request[Any, Any, Any]
-OK = Literal[200]
-Created = Literal[201]
 
 SIGNIN_COOKIE = "anonbox_signin"
 REFRESH_COOKIE = "anonbox_refresh"

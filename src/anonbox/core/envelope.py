@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, MutableMapping
 from datetime import UTC, datetime
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import msgspec
 from litestar import Request
@@ -18,6 +18,10 @@ from anonbox.core.errors import FieldProblem
 
 S = TypeVar("S", bound=int)  # the operation's one success status, as a Literal for OpenAPI
 T = TypeVar("T")
+OK = Literal[200]
+Created = Literal[201]
+AnyRequest = Request[Any, Any, Any]
+BODY_ERRORS = (413, 415)  # what any endpoint that takes a JSON body may also answer
 
 Timestamp = Annotated[
     str,

@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
-from litestar import Request, delete, get, patch, post
+from litestar import delete, get, patch, post
 
 from anonbox.auth.dependencies import SECURITY
 from anonbox.auth.service import Principal
 from anonbox.core.database import Database
-from anonbox.core.envelope import Envelope, envelope, error_responses
+from anonbox.core.envelope import (
+    BODY_ERRORS,
+    OK,
+    AnyRequest,
+    Created,
+    Envelope,
+    envelope,
+    error_responses,
+)
 from anonbox.core.paths import LinkId
 from anonbox.links import service
 from anonbox.links.dependencies import LinkAccess
 from anonbox.links.schemas import LinkIn, LinkList, LinkOut, LinkPatch, PublicLink
 
-AnyRequest = Request[Any, Any, Any]
-OK = Literal[200]
-Created = Literal[201]
 _TAGS = ["links"]
 _CREATOR_ERRORS = (400, 401, 403, 404, 503)
-_BODY_ERRORS = (413, 415)
 
 
 @post(
@@ -29,7 +31,7 @@ _BODY_ERRORS = (413, 415)
     summary="Create another link, with its own prompt",
     description=f"A creator may own up to {service.MAX_LINKS_PER_CREATOR} links; "
     "send {} for the default prompt.",
-    responses=error_responses(400, 401, 409, *_BODY_ERRORS, 503),
+    responses=error_responses(400, 401, 409, *BODY_ERRORS, 503),
     security=SECURITY,
     tags=_TAGS,
 )
@@ -86,7 +88,7 @@ async def get_public_link(
     summary="Change a link's prompt or pause it (creator)",
     description="Send at least one of prompt, paused; fields left out keep their value. "
     "A paused link refuses new messages until it is resumed.",
-    responses=error_responses(*_CREATOR_ERRORS, *_BODY_ERRORS),
+    responses=error_responses(*_CREATOR_ERRORS, *BODY_ERRORS),
     security=SECURITY,
     tags=_TAGS,
 )

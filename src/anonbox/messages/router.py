@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated
 
-from litestar import Request, delete, get, post, put
+from litestar import delete, get, post, put
 from litestar.params import Parameter
 
 from anonbox.auth.dependencies import OPTIONAL_SECURITY, SECURITY
@@ -12,7 +12,15 @@ from anonbox.auth.service import Principal
 from anonbox.core.client import client_address
 from anonbox.core.database import Database
 from anonbox.core.dependencies import AppSettings
-from anonbox.core.envelope import Envelope, envelope, error_responses
+from anonbox.core.envelope import (
+    BODY_ERRORS,
+    OK,
+    AnyRequest,
+    Created,
+    Envelope,
+    envelope,
+    error_responses,
+)
 from anonbox.core.paths import Cursor, Limit, LinkId, RowId
 from anonbox.links.dependencies import LinkAccess
 from anonbox.messages import service
@@ -28,11 +36,7 @@ from anonbox.messages.schemas import (
 from anonbox.safety.blocks import BlockOut, block, sender_of
 from anonbox.safety.gate import Gate
 
-AnyRequest = Request[Any, Any, Any]
-OK = Literal[200]
-Created = Literal[201]
 _CREATOR_ERRORS = error_responses(400, 401, 403, 404, 503)
-_BODY_ERRORS = (413, 415)
 
 
 IdempotencyKey = Annotated[
@@ -52,7 +56,7 @@ IdempotencyKey = Annotated[
     "/message/{link_id:str}",
     status_code=201,
     summary="Send an anonymous message to a link",
-    responses=error_responses(400, 404, 409, *_BODY_ERRORS, 429, 503),
+    responses=error_responses(400, 404, 409, *BODY_ERRORS, 429, 503),
     tags=["messages"],
 )
 async def create_message(
@@ -97,7 +101,7 @@ async def list_messages(
     "/message/{link_id:str}/{message_id:str}",
     status_code=201,
     summary="Reply to a message (creator)",
-    responses={**_CREATOR_ERRORS, **error_responses(*_BODY_ERRORS)},
+    responses={**_CREATOR_ERRORS, **error_responses(*BODY_ERRORS)},
     security=SECURITY,
     tags=["messages"],
 )

@@ -7,9 +7,9 @@ Anyone may report a message; everything under ``/admin`` needs an admin's creden
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated
 
-from litestar import Request, delete, get, post
+from litestar import delete, get, post
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import Parameter
 
@@ -18,7 +18,15 @@ from anonbox.auth.service import Principal
 from anonbox.core.client import client_address
 from anonbox.core.database import Database
 from anonbox.core.dependencies import AppSettings
-from anonbox.core.envelope import Envelope, envelope, error_responses
+from anonbox.core.envelope import (
+    BODY_ERRORS,
+    OK,
+    AnyRequest,
+    Created,
+    Envelope,
+    envelope,
+    error_responses,
+)
 from anonbox.core.paths import Cursor, Limit, LinkId, RowId
 from anonbox.moderation import service
 from anonbox.moderation.schemas import (
@@ -32,12 +40,8 @@ from anonbox.moderation.schemas import (
 from anonbox.safety.blocks import BlockOut
 from anonbox.safety.gate import Gate
 
-AnyRequest = Request[Any, Any, Any]
-OK = Literal[200]
-Created = Literal[201]
 _ADMIN_TAGS = ["admin"]
 _ADMIN_ERRORS = (400, 401, 403, 404, 503)
-_BODY_ERRORS = (413, 415)
 
 StatusFilter = Annotated[
     ReportStatus, Parameter(description="open (the default) or resolved reports")
@@ -50,7 +54,7 @@ StatusFilter = Annotated[
     summary="Report a message to the admins (anyone)",
     description="No credential needed. The report keeps the first 200 characters of the "
     "message, so it can still be judged if the message is deleted.",
-    responses=error_responses(400, 404, *_BODY_ERRORS, 429, 503),
+    responses=error_responses(400, 404, *BODY_ERRORS, 429, 503),
     tags=["safety"],
 )
 async def report_message(
@@ -98,7 +102,7 @@ async def list_reports(
     description="block_sender blocks whoever sent the message on every link, then deletes "
     "the message. Deleting a message resolves every other open report about it too. A "
     "report is resolved once: a second attempt is a 409.",
-    responses=error_responses(*_ADMIN_ERRORS, 409, *_BODY_ERRORS),
+    responses=error_responses(*_ADMIN_ERRORS, 409, *BODY_ERRORS),
     security=SECURITY,
     tags=_ADMIN_TAGS,
 )

@@ -5,21 +5,25 @@ Blocking itself starts from a message: ``POST /message/{link_id}/{message_id}/bl
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated
 
 import msgspec
-from litestar import Request, delete, get, post
+from litestar import delete, get, post
 
 from anonbox.auth.dependencies import SECURITY
 from anonbox.auth.service import Principal
 from anonbox.core.database import Database
-from anonbox.core.envelope import Envelope, envelope, error_responses
+from anonbox.core.envelope import (
+    OK,
+    AnyRequest,
+    Created,
+    Envelope,
+    envelope,
+    error_responses,
+)
 from anonbox.core.paths import RowId
 from anonbox.safety import blocks, mutes
 
-AnyRequest = Request[Any, Any, Any]
-OK = Literal[200]
-Created = Literal[201]
 _TAGS = ["safety"]
 
 
