@@ -144,18 +144,28 @@ async def reply_count(conn: Connection, *, link_id: str, message_id: str) -> int
 
 
 _INBOX = (
-    "SELECT id, content, like_by_creator, created_at, reply_count FROM messages WHERE link_id = $1"
+    "SELECT m.id, m.content, m.like_by_creator, m.created_at, m.reply_count FROM messages m"
+    " JOIN (SELECT id FROM messages WHERE link_id = $1{answered}{before}"
+    " ORDER BY id DESC LIMIT $2) page ON page.id = m.id ORDER BY m.id DESC"
 )
 
 
 async def inbox_page(
     conn: Connection, *, link_id: str, before: str | None, limit: int, answered_only: bool
 ) -> Sequence[Row]:
-    """Newest first, from just before the cursor id; walks an index, never OFFSET."""
-    sql = _INBOX + (" AND reply_count > 0" if answered_only else "")
+    """Newest first, from just before the cursor id; walks an index, never OFFSET.
+
+    The page's ids come from (link_id, id) alone, an index-only walk; only then are
+    their rows read. Asked for the rows directly, PostgreSQL may walk the primary key
+    instead and filter, skipping every newer message of every other link.
+    """
+    sql = _INBOX.format(
+        answered=" AND reply_count > 0" if answered_only else "",
+        before="" if before is None else " AND id < $3",
+    )
     if before is None:
-        return await conn.fetch(sql + " ORDER BY id DESC LIMIT $2", link_id, limit)
-    return await conn.fetch(sql + " AND id < $3 ORDER BY id DESC LIMIT $2", link_id, limit, before)
+        return await conn.fetch(sql, link_id, limit)
+    return await conn.fetch(sql, link_id, limit, before)
 
 
 _REPLIES = "SELECT id, content, created_at FROM replies WHERE message_id = $1"
