@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint format lock clean
+.PHONY: help install run test lint format lock clean bench
 
 help: ## List the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -36,6 +36,11 @@ format: $(STAMP) ## Apply ruff's formatting and safe fixes
 lock: $(STAMP) ## Re-pin requirements.lock from pyproject.toml
 	$(BIN)/python -m pip install --quiet uv
 	$(BIN)/uv pip compile pyproject.toml --extra dev --generate-hashes --python-version 3.11 --universal -o requirements.lock
+
+bench: $(STAMP) ## Run the benchmarks against the floor (BENCH_ARGS="--quick --db sqlite"); installs wrk and bench/requirements.lock
+	@command -v wrk >/dev/null || (apt-get update && apt-get install -y wrk)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r bench/requirements.lock
+	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 clean: ## Remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
