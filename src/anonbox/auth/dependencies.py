@@ -16,7 +16,7 @@ from litestar.openapi.spec import SecurityRequirement
 
 from anonbox.auth.oidc import OIDCClient
 from anonbox.auth.service import Principal, authenticate
-from anonbox.core.database import Database
+from anonbox.core.dependencies import DB
 from anonbox.core.errors import Forbidden, ServiceUnavailable, Unauthorized
 
 # OpenAPI security requirements: creator routes need a credential; public reads accept one.
@@ -34,14 +34,14 @@ def presented_credential(request: Request[Any, Any, Any]) -> str | None:
     return None
 
 
-async def current_creator(request: Request[Any, Any, Any], db: Database) -> Principal:
+async def current_creator(request: Request[Any, Any, Any], db: DB) -> Principal:
     credential = presented_credential(request)
     if credential is None:
         raise Unauthorized("This needs the creator's credential in the X-API-Key header")
     return await authenticate(db, credential)
 
 
-async def optional_creator(request: Request[Any, Any, Any], db: Database) -> Principal | None:
+async def optional_creator(request: Request[Any, Any, Any], db: DB) -> Principal | None:
     credential = presented_credential(request)
     return None if credential is None else await authenticate(db, credential)
 

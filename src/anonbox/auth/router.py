@@ -24,8 +24,7 @@ from anonbox.auth.schemas import (
 from anonbox.auth.service import Principal
 from anonbox.auth.sessions import SessionTokens, close_session, refresh_session
 from anonbox.auth.signin import finish_signin, start_signin
-from anonbox.core.database import Database
-from anonbox.core.dependencies import AppSettings
+from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import (
     OK,
     AnyRequest,
@@ -65,7 +64,7 @@ def _refresh_cookie(settings: AppSettings, token: str) -> Cookie:
     tags=_TAGS,
 )
 async def google_url(
-    request: AnyRequest, db: Database, oidc: OIDCClient, settings: AppSettings
+    request: AnyRequest, db: DB, oidc: OIDCClient, settings: AppSettings
 ) -> Response[Envelope[OK, SignInURL]]:
     started = await start_signin(db, oidc, settings)
     cookie = Cookie(
@@ -93,7 +92,7 @@ async def google_url(
     tags=_TAGS,
 )
 async def google_callback(
-    request: AnyRequest, data: CallbackIn, db: Database, oidc: OIDCClient, settings: AppSettings
+    request: AnyRequest, data: CallbackIn, db: DB, oidc: OIDCClient, settings: AppSettings
 ) -> Response[Envelope[OK, AccessToken]]:
     tokens = await finish_signin(
         db,
@@ -141,7 +140,7 @@ def _refreshed(request: AnyRequest, settings: AppSettings, tokens: SessionTokens
     tags=_TAGS,
 )
 async def refresh(
-    request: AnyRequest, db: Database, settings: AppSettings, data: RefreshIn | None = None
+    request: AnyRequest, db: DB, settings: AppSettings, data: RefreshIn | None = None
 ) -> Response[Envelope[OK, RefreshedTokens]]:
     token = (data.refresh_token if data else None) or request.cookies.get(REFRESH_COOKIE)
     if not token:
@@ -158,9 +157,7 @@ async def refresh(
     security=SECURITY,
     tags=_TAGS,
 )
-async def logout(
-    request: AnyRequest, db: Database, signed_in: Principal
-) -> Response[Envelope[OK, None]]:
+async def logout(request: AnyRequest, db: DB, signed_in: Principal) -> Response[Envelope[OK, None]]:
     await close_session(db, session_id=signed_in.credential_id)
     body: Envelope[OK, None] = envelope(request, 200, "Signed out", None)
     response = Response(body)
@@ -175,9 +172,7 @@ async def logout(
     security=SECURITY,
     tags=_TAGS,
 )
-async def user_profile(
-    request: AnyRequest, db: Database, creator: Principal
-) -> Envelope[OK, Profile]:
+async def user_profile(request: AnyRequest, db: DB, creator: Principal) -> Envelope[OK, Profile]:
     return envelope(request, 200, "Profile", await service.profile(db, user_id=creator.user_id))
 
 
@@ -190,7 +185,7 @@ async def user_profile(
     tags=_TAGS,
 )
 async def create_api_key(
-    request: AnyRequest, data: ApiKeyIn, db: Database, signed_in: Principal
+    request: AnyRequest, data: ApiKeyIn, db: DB, signed_in: Principal
 ) -> Envelope[Created, NewApiKey]:
     key = await service.create_api_key(db, user_id=signed_in.user_id, name=data.name)
     return envelope(request, 201, "API key created; it will not be shown again", key)
@@ -204,7 +199,7 @@ async def create_api_key(
     tags=_TAGS,
 )
 async def list_api_keys(
-    request: AnyRequest, db: Database, signed_in: Principal
+    request: AnyRequest, db: DB, signed_in: Principal
 ) -> Envelope[OK, ApiKeyList]:
     items = await service.list_api_keys(db, user_id=signed_in.user_id)
     return envelope(request, 200, "API keys", ApiKeyList(items=items))
@@ -219,7 +214,7 @@ async def list_api_keys(
     tags=_TAGS,
 )
 async def revoke_api_key(
-    request: AnyRequest, key_id: RowId, db: Database, signed_in: Principal
+    request: AnyRequest, key_id: RowId, db: DB, signed_in: Principal
 ) -> Envelope[OK, None]:
     await service.revoke_api_key(db, user_id=signed_in.user_id, key_id=key_id)
     return envelope(request, 200, "API key revoked", None)

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar
 
 import aiosqlite
 import asyncpg
@@ -25,7 +25,6 @@ Row = Mapping[str, Any]
 T = TypeVar("T")
 
 
-@runtime_checkable
 class Connection(Protocol):
     """What a query module may do: run one statement and read what it returns."""
 
@@ -38,7 +37,6 @@ class Connection(Protocol):
         ...
 
 
-@runtime_checkable
 class Database(Connection, Protocol):
     dialect: str
 

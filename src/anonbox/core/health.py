@@ -7,7 +7,7 @@ from typing import Any, Literal
 import msgspec
 from litestar import Request, get
 
-from anonbox.core.database import Database
+from anonbox.core.dependencies import DB
 from anonbox.core.envelope import Envelope, envelope, error_responses
 
 
@@ -26,6 +26,6 @@ async def healthz(request: Request[Any, Any, Any]) -> Envelope[Literal[200], Hea
     responses=error_responses(503),
     tags=["operations"],
 )
-async def readyz(request: Request[Any, Any, Any], db: Database) -> Envelope[Literal[200], Health]:
+async def readyz(request: Request[Any, Any, Any], db: DB) -> Envelope[Literal[200], Health]:
     await db.ping()
     return envelope(request, 200, "Ready", Health(status="ok"))

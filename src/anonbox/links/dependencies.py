@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from anonbox.auth.service import Principal
-from anonbox.core.database import Database
+from anonbox.core.dependencies import DB
 from anonbox.core.errors import Forbidden, NotFound
 from anonbox.core.paths import LinkId
 from anonbox.links.repository import link_owner
@@ -17,7 +17,7 @@ class LinkAccess:
     is_creator: bool
 
 
-async def owned_link(link_id: LinkId, creator: Principal, db: Database) -> LinkAccess:
+async def owned_link(link_id: LinkId, creator: Principal, db: DB) -> LinkAccess:
     owner = await link_owner(db, link_id)
     if owner is None:
         raise NotFound("No link with this id")
@@ -26,7 +26,7 @@ async def owned_link(link_id: LinkId, creator: Principal, db: Database) -> LinkA
     return LinkAccess(link_id=link_id, is_creator=True)
 
 
-async def viewed_link(link_id: LinkId, viewer: Principal | None, db: Database) -> LinkAccess:
+async def viewed_link(link_id: LinkId, viewer: Principal | None, db: DB) -> LinkAccess:
     owner = await link_owner(db, link_id)
     if owner is None:
         raise NotFound("No link with this id")

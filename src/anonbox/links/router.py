@@ -6,7 +6,7 @@ from litestar import delete, get, patch, post
 
 from anonbox.auth.dependencies import SECURITY
 from anonbox.auth.service import Principal
-from anonbox.core.database import Database
+from anonbox.core.dependencies import DB
 from anonbox.core.envelope import (
     BODY_ERRORS,
     OK,
@@ -36,7 +36,7 @@ _CREATOR_ERRORS = (400, 401, 403, 404, 503)
     tags=_TAGS,
 )
 async def create_link(
-    request: AnyRequest, data: LinkIn, db: Database, creator: Principal
+    request: AnyRequest, data: LinkIn, db: DB, creator: Principal
 ) -> Envelope[Created, LinkOut]:
     made = await service.create_link(db, user_id=creator.user_id, prompt=data.prompt)
     return envelope(request, 201, "Link created", made)
@@ -50,9 +50,7 @@ async def create_link(
     security=SECURITY,
     tags=_TAGS,
 )
-async def list_links(
-    request: AnyRequest, db: Database, creator: Principal
-) -> Envelope[OK, LinkList]:
+async def list_links(request: AnyRequest, db: DB, creator: Principal) -> Envelope[OK, LinkList]:
     return envelope(request, 200, "Links", await service.links_of(db, user_id=creator.user_id))
 
 
@@ -64,7 +62,7 @@ async def list_links(
     tags=_TAGS,
 )
 async def get_link(
-    request: AnyRequest, owned: LinkAccess, db: Database, creator: Principal
+    request: AnyRequest, owned: LinkAccess, db: DB, creator: Principal
 ) -> Envelope[OK, LinkOut]:
     found = await service.link(db, link_id=owned.link_id, user_id=creator.user_id)
     return envelope(request, 200, "Link", found)
@@ -77,9 +75,7 @@ async def get_link(
     responses=error_responses(400, 404, 503),
     tags=_TAGS,
 )
-async def get_public_link(
-    request: AnyRequest, link_id: LinkId, db: Database
-) -> Envelope[OK, PublicLink]:
+async def get_public_link(request: AnyRequest, link_id: LinkId, db: DB) -> Envelope[OK, PublicLink]:
     return envelope(request, 200, "Link", await service.public_link(db, link_id=link_id))
 
 
@@ -93,7 +89,7 @@ async def get_public_link(
     tags=_TAGS,
 )
 async def update_link(
-    request: AnyRequest, owned: LinkAccess, data: LinkPatch, db: Database, creator: Principal
+    request: AnyRequest, owned: LinkAccess, data: LinkPatch, db: DB, creator: Principal
 ) -> Envelope[OK, LinkOut]:
     updated = await service.update_link(
         db,
@@ -115,7 +111,7 @@ async def update_link(
     tags=_TAGS,
 )
 async def delete_link(
-    request: AnyRequest, owned: LinkAccess, db: Database, creator: Principal
+    request: AnyRequest, owned: LinkAccess, db: DB, creator: Principal
 ) -> Envelope[OK, None]:
     await service.delete_link(db, link_id=owned.link_id, user_id=creator.user_id)
     return envelope(request, 200, "Link deleted", None)

@@ -10,8 +10,7 @@ from litestar.params import Parameter
 from anonbox.auth.dependencies import OPTIONAL_SECURITY, SECURITY
 from anonbox.auth.service import Principal
 from anonbox.core.client import client_address
-from anonbox.core.database import Database
-from anonbox.core.dependencies import AppSettings
+from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import (
     BODY_ERRORS,
     OK,
@@ -63,7 +62,7 @@ async def create_message(
     request: AnyRequest,
     link_id: LinkId,
     data: MessageIn,
-    db: Database,
+    db: DB,
     gate: Gate,
     settings: AppSettings,
     idempotency_key: IdempotencyKey = None,
@@ -89,7 +88,7 @@ async def create_message(
     tags=["messages"],
 )
 async def list_messages(
-    request: AnyRequest, viewed: LinkAccess, db: Database, cursor: Cursor = None, limit: Limit = 20
+    request: AnyRequest, viewed: LinkAccess, db: DB, cursor: Cursor = None, limit: Limit = 20
 ) -> Envelope[OK, InboxPage]:
     page = await service.inbox(
         db, link_id=viewed.link_id, cursor=cursor, limit=limit, answered_only=not viewed.is_creator
@@ -106,7 +105,7 @@ async def list_messages(
     tags=["messages"],
 )
 async def reply_to_message(
-    request: AnyRequest, owned: LinkAccess, message_id: RowId, data: MessageIn, db: Database
+    request: AnyRequest, owned: LinkAccess, message_id: RowId, data: MessageIn, db: DB
 ) -> Envelope[Created, ReplyOut]:
     reply = await service.reply(
         db, link_id=owned.link_id, message_id=message_id, content=data.message_content
@@ -127,7 +126,7 @@ async def list_replies(
     request: AnyRequest,
     viewed: LinkAccess,
     message_id: RowId,
-    db: Database,
+    db: DB,
     cursor: Cursor = None,
     limit: Limit = 20,
 ) -> Envelope[OK, ReplyPage]:
@@ -150,7 +149,7 @@ async def list_replies(
     tags=["messages"],
 )
 async def toggle_like(
-    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: Database
+    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: DB
 ) -> Envelope[OK, LikeState]:
     state = await service.toggle_like(db, link_id=owned.link_id, message_id=message_id)
     return envelope(request, 200, "Liked" if state.like_by_creator else "Like removed", state)
@@ -165,7 +164,7 @@ async def toggle_like(
     tags=["messages"],
 )
 async def delete_reply(
-    request: AnyRequest, owned: LinkAccess, message_id: RowId, reply_id: RowId, db: Database
+    request: AnyRequest, owned: LinkAccess, message_id: RowId, reply_id: RowId, db: DB
 ) -> Envelope[OK, None]:
     await service.delete_reply(db, link_id=owned.link_id, message_id=message_id, reply_id=reply_id)
     return envelope(request, 200, "Reply deleted", None)
@@ -180,7 +179,7 @@ async def delete_reply(
     tags=["messages"],
 )
 async def delete_message(
-    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: Database
+    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: DB
 ) -> Envelope[OK, None]:
     await service.delete_message(db, link_id=owned.link_id, message_id=message_id)
     return envelope(request, 200, "Message deleted", None)
@@ -197,7 +196,7 @@ async def delete_message(
     tags=["safety"],
 )
 async def block_sender(
-    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: Database, creator: Principal
+    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: DB, creator: Principal
 ) -> Envelope[Created, BlockOut]:
     target = await sender_of(db, message_id=message_id, link_id=owned.link_id)
     blocked = await block(db, owner_id=creator.user_id, target=target)
@@ -213,7 +212,7 @@ async def block_sender(
     tags=["safety"],
 )
 async def delete_from_sender(
-    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: Database
+    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: DB
 ) -> Envelope[OK, Deleted]:
     count = await service.delete_from_sender_of(db, link_id=owned.link_id, message_id=message_id)
     return envelope(request, 200, f"Deleted {count} messages", Deleted(deleted=count))
@@ -228,7 +227,7 @@ async def delete_from_sender(
     tags=["safety"],
 )
 async def delete_unanswered(
-    request: AnyRequest, owned: LinkAccess, db: Database
+    request: AnyRequest, owned: LinkAccess, db: DB
 ) -> Envelope[OK, Deleted]:
     count = await service.delete_unanswered(db, link_id=owned.link_id)
     return envelope(request, 200, f"Deleted {count} messages", Deleted(deleted=count))

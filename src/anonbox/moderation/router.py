@@ -16,8 +16,7 @@ from litestar.params import Parameter
 from anonbox.auth.dependencies import SECURITY
 from anonbox.auth.service import Principal
 from anonbox.core.client import client_address
-from anonbox.core.database import Database
-from anonbox.core.dependencies import AppSettings
+from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import (
     BODY_ERRORS,
     OK,
@@ -62,7 +61,7 @@ async def report_message(
     link_id: LinkId,
     message_id: RowId,
     data: ReportIn,
-    db: Database,
+    db: DB,
     gate: Gate,
     settings: AppSettings,
 ) -> Envelope[Created, ReportReceipt]:
@@ -86,7 +85,7 @@ async def report_message(
 async def list_reports(
     request: AnyRequest,
     admin: Principal,
-    db: Database,
+    db: DB,
     status: StatusFilter = "open",
     cursor: Cursor = None,
     limit: Limit = 20,
@@ -107,7 +106,7 @@ async def list_reports(
     tags=_ADMIN_TAGS,
 )
 async def resolve_report(
-    request: AnyRequest, report_id: RowId, data: ResolveIn, admin: Principal, db: Database
+    request: AnyRequest, report_id: RowId, data: ResolveIn, admin: Principal, db: DB
 ) -> Envelope[OK, ReportOut]:
     report = await service.resolve(
         db, report_id=report_id, action=data.action, admin_id=admin.user_id
@@ -125,7 +124,7 @@ async def resolve_report(
     tags=_ADMIN_TAGS,
 )
 async def delete_message(
-    request: AnyRequest, message_id: RowId, admin: Principal, db: Database
+    request: AnyRequest, message_id: RowId, admin: Principal, db: DB
 ) -> Envelope[OK, None]:
     await service.delete_message(db, message_id=message_id, admin_id=admin.user_id)
     return envelope(request, 200, "Message deleted", None)
@@ -142,7 +141,7 @@ async def delete_message(
     tags=_ADMIN_TAGS,
 )
 async def block_sender(
-    request: AnyRequest, message_id: RowId, admin: Principal, db: Database
+    request: AnyRequest, message_id: RowId, admin: Principal, db: DB
 ) -> Envelope[Created, BlockOut]:
     blocked = await service.block_sender(db, message_id=message_id)
     return envelope(request, 201, "Sender blocked on every link", blocked)

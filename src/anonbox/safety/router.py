@@ -12,7 +12,7 @@ from litestar import delete, get, post
 
 from anonbox.auth.dependencies import SECURITY
 from anonbox.auth.service import Principal
-from anonbox.core.database import Database
+from anonbox.core.dependencies import DB
 from anonbox.core.envelope import (
     OK,
     AnyRequest,
@@ -39,7 +39,7 @@ class MuteIn(msgspec.Struct):
     tags=_TAGS,
 )
 async def list_blocks(
-    request: AnyRequest, db: Database, creator: Principal
+    request: AnyRequest, db: DB, creator: Principal
 ) -> Envelope[OK, blocks.BlockList]:
     return envelope(
         request, 200, "Blocked senders", await blocks.blocks_of(db, owner_id=creator.user_id)
@@ -55,7 +55,7 @@ async def list_blocks(
     tags=_TAGS,
 )
 async def unblock(
-    request: AnyRequest, block_id: RowId, db: Database, creator: Principal
+    request: AnyRequest, block_id: RowId, db: DB, creator: Principal
 ) -> Envelope[OK, None]:
     await blocks.unblock(db, owner_id=creator.user_id, block_id=block_id)
     return envelope(request, 200, "Sender unblocked", None)
@@ -71,7 +71,7 @@ async def unblock(
     tags=_TAGS,
 )
 async def mute_word(
-    request: AnyRequest, data: MuteIn, db: Database, creator: Principal
+    request: AnyRequest, data: MuteIn, db: DB, creator: Principal
 ) -> Envelope[Created, mutes.MutedWordOut]:
     muted = await mutes.mute(db, owner_id=creator.user_id, word=data.word)
     return envelope(request, 201, "Word muted", muted)
@@ -85,7 +85,7 @@ async def mute_word(
     tags=_TAGS,
 )
 async def list_muted_words(
-    request: AnyRequest, db: Database, creator: Principal
+    request: AnyRequest, db: DB, creator: Principal
 ) -> Envelope[OK, mutes.MutedWordList]:
     return envelope(
         request, 200, "Muted words", await mutes.muted_words(db, owner_id=creator.user_id)
@@ -101,7 +101,7 @@ async def list_muted_words(
     tags=_TAGS,
 )
 async def unmute_word(
-    request: AnyRequest, word_id: RowId, db: Database, creator: Principal
+    request: AnyRequest, word_id: RowId, db: DB, creator: Principal
 ) -> Envelope[OK, None]:
     await mutes.unmute(db, owner_id=creator.user_id, word_id=word_id)
     return envelope(request, 200, "Word unmuted", None)
