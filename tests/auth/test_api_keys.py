@@ -258,6 +258,8 @@ def test_key_management_without_a_valid_credential_is_401(
         pytest.param({"name": ""}, id="empty-name"),
         pytest.param({}, id="no-name"),
         pytest.param({"name": 7}, id="name-not-a-string"),
+        pytest.param({"name": "   "}, id="blank-name"),
+        pytest.param({"name": "a\x00b"}, id="nul-in-name"),  # was a 500 on PostgreSQL
     ],
 )
 def test_create_with_a_bad_name_is_a_validation_error(

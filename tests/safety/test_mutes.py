@@ -168,6 +168,8 @@ def test_muting_a_word_twice_is_409(
         pytest.param("é" * 100, 201, id="100-non-ascii"),
         pytest.param("   ", 400, id="spaces"),
         pytest.param("\t\n \u3000", 400, id="whitespace"),
+        pytest.param("a\x00b", 400, id="nul"),  # was a 500 on PostgreSQL
+        pytest.param("a\x7fb", 400, id="control-character"),
     ],
 )
 def test_a_muted_word_is_1_to_100_characters_not_only_whitespace(

@@ -25,6 +25,7 @@ from anonbox.core.errors import (
     ValidationFailed,
 )
 from anonbox.core.ids import new_ulid
+from anonbox.core.text import contains_control_characters
 from anonbox.links import repository as links
 
 # Recording every use would turn each authenticated read into a write.
@@ -126,6 +127,11 @@ async def create_api_key(db: Database, *, user_id: str, name: str) -> NewApiKey:
     name = name.strip()
     if not name:
         raise ValidationFailed("name must not be blank", [FieldProblem("name", "blank")])
+    if contains_control_characters(name):
+        raise ValidationFailed(
+            "name must not contain control characters",
+            [FieldProblem("name", "control_character")],
+        )
     return await _insert_api_key(db, user_id=user_id, name=name, now=now_us())
 
 

@@ -129,7 +129,7 @@ _DESCRIPTIONS = {
     415: "Body is not application/json",
     429: "Too many requests; see Retry-After",
     502: "An upstream identity provider failed or could not be reached",
-    503: "The database is unavailable; see Retry-After",
+    503: "The database is unavailable, or sign-in with Google is not configured; see Retry-After",
 }
 
 

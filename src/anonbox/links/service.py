@@ -6,12 +6,12 @@ their statements still name the creator, so a link that changed hands is not fou
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
 from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
+from anonbox.core.text import contains_control_characters
 from anonbox.links import repository
 from anonbox.links.schemas import MAX_PROMPT_CHARACTERS, LinkList, LinkOut, PublicLink
 
@@ -20,7 +20,6 @@ MAX_LINKS_PER_CREATOR = 100
 
 _NO_LINK = "No link with this id"
 # As for messages: C0 controls other than tab, line feed and carriage return; DEL; C1.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 class TooManyLinks(Conflict):
@@ -37,7 +36,7 @@ def normalised_prompt(value: str) -> str:
         problem, message = "blank", "prompt must contain more than whitespace"
     elif len(text) > MAX_PROMPT_CHARACTERS:
         problem, message = "too_long", bounds
-    elif _CONTROL.search(text):
+    elif contains_control_characters(text):
         problem, message = "control_character", "prompt must not contain control characters"
     else:
         return text

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 from anonbox.core.errors import FieldProblem, ValidationFailed
+from anonbox.core.text import contains_control_characters
 
 MAX_CHARACTERS = 500
-# C0 controls other than tab, line feed and carriage return; DEL; C1 controls. NUL cannot be
-# stored by PostgreSQL at all, and none of these is text a person typed.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def normalised_content(value: str, field: str = "message_content") -> str:
@@ -25,7 +22,7 @@ def normalised_content(value: str, field: str = "message_content") -> str:
         problem, message = "too_long", f"{field} must be 1 to {MAX_CHARACTERS} characters"
     elif text.isspace():
         problem, message = "blank", f"{field} must contain more than whitespace"
-    elif _CONTROL.search(text):
+    elif contains_control_characters(text):
         problem, message = "control_character", f"{field} must not contain control characters"
     else:
         return text

@@ -19,6 +19,7 @@ from anonbox.core.database import Database
 from anonbox.core.envelope import Timestamp
 from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from anonbox.core.ids import new_ulid
+from anonbox.core.text import contains_control_characters
 
 MAX_WORD_CHARACTERS = 100
 
@@ -61,6 +62,11 @@ async def mute(db: Database, *, owner_id: str, word: str) -> MutedWordOut:
         raise ValidationFailed(
             f"word must be 1 to {MAX_WORD_CHARACTERS} characters, not only whitespace",
             [FieldProblem("word", "blank" if not normalized else "too_long")],
+        )
+    if contains_control_characters(shown):
+        raise ValidationFailed(
+            "word must not contain control characters",
+            [FieldProblem("word", "control_character")],
         )
     now = now_us()
     word_id = new_ulid(now)
