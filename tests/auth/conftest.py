@@ -57,6 +57,13 @@ def http_client(base_url: str = "", **options: Any) -> httpx.Client:
 _BROWSER = http_client()  # talks to the provider (and relays to it); keeps no state we use
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _close_browser() -> Iterator[None]:
+    """Close the shared client's pooled connections when the session ends."""
+    yield
+    _BROWSER.close()
+
+
 # --- the provider ----------------------------------------------------------------------
 
 
