@@ -6,12 +6,10 @@ their statements still name the creator, so a link that changed hands is not fou
 
 from __future__ import annotations
 
-import unicodedata
-
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
 from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
-from anonbox.core.text import contains_control_characters
+from anonbox.core.text import normalised_text
 from anonbox.links import repository
 from anonbox.links.schemas import MAX_PROMPT_CHARACTERS, LinkList, LinkOut, PublicLink
 
@@ -19,7 +17,6 @@ from anonbox.links.schemas import MAX_PROMPT_CHARACTERS, LinkList, LinkOut, Publ
 MAX_LINKS_PER_CREATOR = 100
 
 _NO_LINK = "No link with this id"
-# As for messages: C0 controls other than tab, line feed and carriage return; DEL; C1.
 
 
 class TooManyLinks(Conflict):
@@ -27,20 +24,8 @@ class TooManyLinks(Conflict):
 
 
 def normalised_prompt(value: str) -> str:
-    """NFC-normalise and trim ``value``; enforce 1 to 300 code points and no controls."""
-    text = unicodedata.normalize("NFC", value).strip()
-    bounds = f"prompt must be 1 to {MAX_PROMPT_CHARACTERS} characters"
-    if not value:
-        problem, message = "too_short", bounds
-    elif not text:
-        problem, message = "blank", "prompt must contain more than whitespace"
-    elif len(text) > MAX_PROMPT_CHARACTERS:
-        problem, message = "too_long", bounds
-    elif contains_control_characters(text):
-        problem, message = "control_character", "prompt must not contain control characters"
-    else:
-        return text
-    raise ValidationFailed(message, [FieldProblem("prompt", problem)])
+    """The prompt as stored: NFC, trimmed, 1 to 300 code points, no controls."""
+    return normalised_text(value, field="prompt", max_characters=MAX_PROMPT_CHARACTERS, trim=True)
 
 
 def _link_out(row: Row) -> LinkOut:
