@@ -46,6 +46,10 @@ class Database(Connection, Protocol):
 
     async def ping(self) -> None: ...
 
+    def stats(self) -> Mapping[str, int]:
+        """Gauges for /metrics: connections open, in use and allowed, writes waiting."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -155,6 +159,13 @@ class SQLiteDatabase:
     async def ping(self) -> None:
         await self.fetchrow("SELECT 1")
 
+    def stats(self) -> Mapping[str, int]:
+        return {
+            "connections": 1,
+            "connections_in_use": int(self._lock.locked()),
+            "connections_max": 1,
+        }
+
     async def close(self) -> None:
         await self._raw.close()
 
@@ -247,6 +258,14 @@ class PostgresDatabase:
 
     async def ping(self) -> None:
         await self.fetchrow("SELECT 1")
+
+    def stats(self) -> Mapping[str, int]:
+        size = self._pool.get_size()
+        return {
+            "connections": size,
+            "connections_in_use": size - self._pool.get_idle_size(),
+            "connections_max": self._pool.get_max_size(),
+        }
 
     async def close(self) -> None:
         await self._pool.close()
