@@ -4,8 +4,11 @@ link → message → reply, so a row under another link is simply not found."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
-from anonbox.core.database import Connection, Row
+import msgspec
+
+from anonbox.core.database import Connection, Database, Row
 
 
 async def posting_target(conn: Connection, link_id: str) -> Row | None:
@@ -13,28 +16,54 @@ async def posting_target(conn: Connection, link_id: str) -> Row | None:
     return await conn.fetchrow("SELECT user_id, paused FROM links WHERE id = $1", link_id)
 
 
-async def insert_message(
-    conn: Connection,
-    *,
-    message_id: str,
-    link_id: str,
-    content: str,
-    created_at: int,
-    sender_epoch: int | None,
-    sender_hash: str | None,
-) -> bool:
-    """Insert under ``link_id``; False when there is no such link (it may just have gone)."""
+class NewMessage(NamedTuple):
+    id: str
+    link_id: str
+    content: str
+    created_at: int
+    sender_epoch: int | None
+    sender_hash: str | None
+
+
+# Many messages in one statement (one transaction, one fsync): the rows travel as one
+# parameter, which each database unpacks its own way; the join drops rows whose link is gone.
+_INSERT_MANY = {
+    "sqlite": (
+        "INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash)"
+        " SELECT r.value ->> 0, l.id, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5"
+        " FROM json_each($1) r JOIN links l ON l.id = r.value ->> 1"
+        " RETURNING id"
+    ),
+    "postgresql": (
+        "INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash)"
+        " SELECT r.id, l.id, r.content, r.created_at, r.sender_epoch, r.sender_hash"
+        " FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::int[], $6::text[])"
+        " AS r(id, link_id, content, created_at, sender_epoch, sender_hash)"
+        " JOIN links l ON l.id = r.link_id"
+        " RETURNING id"
+    ),
+}
+
+
+async def insert_message(conn: Connection, message: NewMessage) -> bool:
+    """Insert under its link; False when there is no such link (it may just have gone)."""
     inserted = await conn.execute(
         "INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash)"
         " SELECT $1, id, $3, $4, $5, $6 FROM links WHERE id = $2",
-        message_id,
-        link_id,
-        content,
-        created_at,
-        sender_epoch,
-        sender_hash,
+        *message,
     )
     return inserted == 1
+
+
+async def insert_messages(db: Database, messages: Sequence[NewMessage]) -> list[bool]:
+    """Insert all in one statement; for each, False when its link no longer exists."""
+    sql = _INSERT_MANY[db.dialect]
+    if db.dialect == "sqlite":
+        rows = await db.fetch(sql, msgspec.json.encode(messages).decode())
+    else:
+        rows = await db.fetch(sql, *(list(column) for column in zip(*messages, strict=True)))
+    inserted = {row["id"] for row in rows}
+    return [message.id in inserted for message in messages]
 
 
 async def idempotent_original(conn: Connection, *, link_id: str, key: str) -> Row | None:

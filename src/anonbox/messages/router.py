@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import delete, get, post, put
+from litestar.datastructures import State
+from litestar.di import Provide
 from litestar.params import Parameter
 
 from anonbox.auth.dependencies import OPTIONAL_SECURITY, SECURITY
@@ -51,9 +53,18 @@ IdempotencyKey = Annotated[
 ]
 
 
+def provide_writer(state: State) -> service.MessageWriter:
+    """One writer per process, made on first use from the process's database."""
+    writer: service.MessageWriter | None = state.get("message_writer")
+    if writer is None:
+        writer = state.message_writer = service.message_writer(state.db)
+    return writer
+
+
 @post(
     "/message/{link_id:str}",
     status_code=201,
+    dependencies={"writer": Provide(provide_writer, sync_to_thread=False)},
     summary="Send an anonymous message to a link",
     responses=error_responses(400, 404, 409, *BODY_ERRORS, 429, 503),
     tags=["messages"],
@@ -64,12 +75,14 @@ async def create_message(
     data: MessageIn,
     db: DB,
     gate: Gate,
+    writer: service.MessageWriter,
     settings: AppSettings,
     idempotency_key: IdempotencyKey = None,
 ) -> Envelope[Created, MessageOut]:
     message = await service.create_message(
         db,
         gate,
+        writer,
         link_id=link_id,
         content=data.message_content,
         address=client_address(request.scope, settings.trusted_proxies),

@@ -11,8 +11,9 @@ import time
 from collections.abc import Sequence
 
 from anonbox.core.clock import isoformat_us, now_us
-from anonbox.core.database import Connection, Database, Row
+from anonbox.core.database import Database, Row
 from anonbox.core.errors import Conflict, NotFound
+from anonbox.core.groupcommit import GroupCommit
 from anonbox.core.ids import new_ulid
 from anonbox.messages import repository
 from anonbox.messages.content import normalised_content
@@ -58,9 +59,22 @@ def _replayed(original: Row, request_hash: str, text: str) -> MessageOut:
     )
 
 
+MessageWriter = GroupCommit[repository.NewMessage, bool]
+
+
+def message_writer(db: Database) -> MessageWriter:
+    """Anonymous messages are stored in groups: concurrent posts share one commit."""
+
+    async def write(rows: Sequence[repository.NewMessage]) -> list[bool]:
+        return await repository.insert_messages(db, rows)
+
+    return GroupCommit(write)
+
+
 async def create_message(
     db: Database,
     gate: Gate,
+    writer: MessageWriter,
     *,
     link_id: str,
     content: str,
@@ -103,22 +117,17 @@ async def create_message(
         return message
 
     sender = admission.sender
-
-    async def store(conn: Connection) -> None:
-        if not await repository.insert_message(
-            conn,
-            message_id=message.id,
-            link_id=link_id,
-            content=text,
-            created_at=now,
-            sender_epoch=sender.epoch if sender else None,
-            sender_hash=sender.hash if sender else None,
-        ):
-            raise NotFound(_NO_LINK)  # the link was deleted a moment ago
-
+    row = repository.NewMessage(
+        id=message.id,
+        link_id=link_id,
+        content=text,
+        created_at=now,
+        sender_epoch=sender.epoch if sender else None,
+        sender_hash=sender.hash if sender else None,
+    )
     started = time.perf_counter()
     if idempotency_key is None:
-        await store(db)
+        stored = await writer.submit(row)
     else:
         try:
             async with db.transaction() as tx:
@@ -131,9 +140,13 @@ async def create_message(
                     created_at=now,
                 ):
                     raise _AlreadyPosted
-                await store(tx)
+                stored = await repository.insert_message(tx, row)
+                if not stored:
+                    raise NotFound(_NO_LINK)  # rolls the remembered key back too
         except _AlreadyPosted:
             return await _first_answer(db, link_id, idempotency_key, request_hash, text)
+    if not stored:
+        raise NotFound(_NO_LINK)  # the link was deleted a moment ago
     gate.record_write(time.perf_counter() - started)
     return message
 
