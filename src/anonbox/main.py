@@ -68,7 +68,7 @@ def create_app(settings: Settings | None = None) -> RequestClock:
 
     @asynccontextmanager
     async def resources(app: Litestar) -> AsyncIterator[None]:
-        app.state.db = await connect(settings.database_url)
+        app.state.db = await connect(settings.database_url, durable=settings.durable_commits)
         limiter = rate_limiter_from_settings(settings.redis_url, settings.rate_limit_fail_open)
         keys = SenderKeys(
             secret_key=settings.secret_key,

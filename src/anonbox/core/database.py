@@ -65,11 +65,13 @@ def driver_url(url: str) -> tuple[str, str]:
     raise ValueError(f"unsupported database URL {url!r}: use sqlite:///path or postgresql://…")
 
 
-async def connect(url: str) -> Database:
+async def connect(url: str, *, durable: bool = True) -> Database:
+    """Open the database; ``durable=False`` (measurement only) lets a commit return before
+    it is on disk: SQLite ``synchronous=NORMAL``, PostgreSQL ``synchronous_commit=off``."""
     dialect, target = driver_url(url)
     if dialect == "sqlite":
-        return await SQLiteDatabase.open(target)
-    return await PostgresDatabase.open(target)
+        return await SQLiteDatabase.open(target, durable=durable)
+    return await PostgresDatabase.open(target, durable=durable)
 
 
 # --- SQLite -------------------------------------------------------------------------------
@@ -109,37 +111,50 @@ class _SQLiteConnection:
         return count
 
 
-class SQLiteDatabase:
-    """One connection in WAL mode, shared by the process and used by one task at a time.
+def _reads_only(sql: str) -> bool:
+    return sql.lstrip()[:6].upper() == "SELECT"
 
-    SQLite has a single writer anyway; the lock keeps one task's transaction from
-    swallowing another task's statements on the shared connection.
+
+class SQLiteDatabase:
+    """Two connections in WAL mode, shared by the process.
+
+    The writer is used by one task at a time: SQLite has a single writer anyway, and the
+    lock keeps one task's transaction from swallowing another task's statements. Plain
+    SELECTs go to a read-only connection beside it, so reads never queue behind a commit's
+    fsync (WAL lets a reader see every committed transaction while the writer works).
     """
 
     dialect = "sqlite"
 
-    def __init__(self, conn: aiosqlite.Connection) -> None:
-        self._conn = _SQLiteConnection(conn)
-        self._raw = conn
+    def __init__(self, writer: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
+        self._conn = _SQLiteConnection(writer)
+        self._raw = writer
+        self._reader = _SQLiteConnection(reader)
+        self._raw_reader = reader
         self._lock = asyncio.Lock()
 
     @classmethod
-    async def open(cls, path: str) -> SQLiteDatabase:
-        if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(path, isolation_level=None)
-        conn.row_factory = sqlite3.Row
-        await configure_sqlite(conn)
-        return cls(conn)
+    async def open(cls, path: str, *, durable: bool = True) -> SQLiteDatabase:
+        if path == ":memory:":
+            raise ValueError("an in-memory SQLite database cannot be shared; give a file path")
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        writer = await _sqlite_connect(path, durable=durable)
+        reader = await _sqlite_connect(path, durable=durable)
+        await reader.execute("PRAGMA query_only=ON")
+        return cls(writer, reader)
 
     async def _locked(self, op: Callable[[_SQLiteConnection], Awaitable[T]]) -> T:
         async with self._lock:
             return await op(self._conn)
 
     async def fetch(self, sql: str, *args: Any) -> Sequence[Row]:
+        if _reads_only(sql):
+            return await self._reader.fetch(sql, *args)
         return await self._locked(lambda c: c.fetch(sql, *args))
 
     async def fetchrow(self, sql: str, *args: Any) -> Row | None:
+        if _reads_only(sql):
+            return await self._reader.fetchrow(sql, *args)
         return await self._locked(lambda c: c.fetchrow(sql, *args))
 
     async def execute(self, sql: str, *args: Any) -> int:
@@ -157,25 +172,34 @@ class SQLiteDatabase:
             await _sqlite_guard(self._raw.execute("COMMIT"))
 
     async def ping(self) -> None:
-        await self.fetchrow("SELECT 1")
+        await self._conn.fetchrow("SELECT 1")
+        await self._reader.fetchrow("SELECT 1")
 
     def stats(self) -> Mapping[str, int]:
         return {
-            "connections": 1,
+            "connections": 2,
             "connections_in_use": int(self._lock.locked()),
-            "connections_max": 1,
+            "connections_max": 2,
         }
 
     async def close(self) -> None:
+        await self._raw_reader.close()
         await self._raw.close()
 
 
-async def configure_sqlite(conn: aiosqlite.Connection) -> None:
+async def _sqlite_connect(path: str, *, durable: bool) -> aiosqlite.Connection:
+    conn = await aiosqlite.connect(path, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    await configure_sqlite(conn, durable=durable)
+    return conn
+
+
+async def configure_sqlite(conn: aiosqlite.Connection, *, durable: bool = True) -> None:
     # WAL lets readers run beside the writer; FULL makes every commit durable against
-    # power loss, which is what a 201 promises.
+    # power loss, which is what a 201 promises. NORMAL exists only to measure what FULL costs.
     for pragma in (
         "PRAGMA journal_mode=WAL",
-        "PRAGMA synchronous=FULL",
+        f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}",
         "PRAGMA foreign_keys=ON",
         "PRAGMA busy_timeout=5000",
     ):
@@ -225,9 +249,14 @@ class PostgresDatabase:
         self._pool = pool
 
     @classmethod
-    async def open(cls, dsn: str) -> PostgresDatabase:
+    async def open(cls, dsn: str, *, durable: bool = True) -> PostgresDatabase:
         pool = await asyncpg.create_pool(
-            dsn, min_size=0, max_size=20, timeout=5, command_timeout=30
+            dsn,
+            min_size=0,
+            max_size=20,
+            timeout=5,
+            command_timeout=30,
+            server_settings={} if durable else {"synchronous_commit": "off"},
         )
         return cls(pool)
 

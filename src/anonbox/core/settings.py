@@ -36,6 +36,9 @@ class Settings:
     trusted_proxies: tuple[IPNetwork, ...] = ()
     redis_url: str | None = None
     rate_limit_fail_open: bool = True
+    # Off only to measure what durability costs (make bench): a 201 could then be lost
+    # with the machine's power. Refused outside development.
+    durable_commits: bool = True
     limit_sender_per_link: Limit = field(default=Limit("sender_link", 10, 60))
     limit_sender: Limit = field(default=Limit("sender", 60, 600))
     limit_link: Limit = field(default=Limit("link", 1200, 60))
@@ -45,6 +48,8 @@ class Settings:
     def __post_init__(self) -> None:
         if self.environment != "development" and self.secret_key == DEVELOPMENT_SECRET:
             raise ConfigurationError("Set ANONBOX_SECRET_KEY (ANONBOX_ENV is not development)")
+        if self.environment != "development" and not self.durable_commits:
+            raise ConfigurationError("ANONBOX_DURABLE_COMMITS=false is for measurement only")
         if len(self.secret_key) < 32:
             raise ConfigurationError("ANONBOX_SECRET_KEY must be at least 32 characters")
         issuer = urlsplit(self.google_issuer)
@@ -104,6 +109,10 @@ class Settings:
         if fail_open not in {"open", "closed"}:
             raise ConfigurationError("ANONBOX_RATE_LIMIT_FAIL must be open or closed")
 
+        durable = env.get("ANONBOX_DURABLE_COMMITS", "true").lower()
+        if durable not in {"true", "false"}:
+            raise ConfigurationError("ANONBOX_DURABLE_COMMITS must be true or false")
+
         return cls(
             database_url=env.get("ANONBOX_DATABASE_URL", DEFAULT_DATABASE_URL),
             max_body_bytes=number("ANONBOX_MAX_BODY_BYTES", defaults.max_body_bytes),
@@ -127,6 +136,7 @@ class Settings:
             trusted_proxies=networks(env.get("ANONBOX_TRUSTED_PROXIES", "")),
             redis_url=env.get("ANONBOX_REDIS_URL") or None,
             rate_limit_fail_open=fail_open == "open",
+            durable_commits=durable == "true",
             limit_sender_per_link=limit(
                 "ANONBOX_LIMIT_SENDER_LINK", defaults.limit_sender_per_link
             ),
