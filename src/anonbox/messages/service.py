@@ -9,12 +9,14 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
 from anonbox.core.errors import Conflict, NotFound
 from anonbox.core.groupcommit import GroupCommit
 from anonbox.core.ids import new_ulid
+from anonbox.core.settings import IPNetwork
 from anonbox.messages import repository
 from anonbox.messages.content import normalised_content
 from anonbox.messages.schemas import (
@@ -71,10 +73,18 @@ def message_writer(db: Database) -> MessageWriter:
     return GroupCommit(write)
 
 
+@dataclass(frozen=True, slots=True)
+class Posting:
+    """Everything an anonymous post goes through, one per process."""
+
+    db: Database
+    gate: Gate
+    writer: MessageWriter
+    trusted_proxies: tuple[IPNetwork, ...]
+
+
 async def create_message(
-    db: Database,
-    gate: Gate,
-    writer: MessageWriter,
+    posting: Posting,
     *,
     link_id: str,
     content: str,
@@ -85,6 +95,7 @@ async def create_message(
 
     With an ``idempotency_key``, a retried post lands once and gets the first answer.
     """
+    db, gate = posting.db, posting.gate
     text = normalised_content(content)
     target = await repository.posting_target(db, link_id)
     if target is None:
@@ -127,7 +138,7 @@ async def create_message(
     )
     started = time.perf_counter()
     if idempotency_key is None:
-        stored = await writer.submit(row)
+        stored = await posting.writer.submit(row)
     else:
         try:
             async with db.transaction() as tx:
