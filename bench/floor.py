@@ -14,10 +14,16 @@ Durability, as anonbox (``anonbox.core.database``):
   server's own settings (``synchronous_commit=on``, ``fsync=on``): every write statement
   commits before the answer.
 
-One statement is one driver call, as in anonbox (one aiosqlite round trip to its thread;
-on PostgreSQL ``Pool.fetch``/``fetchrow``, which takes a pooled connection per statement,
-as anonbox's ``PostgresDatabase`` does). SQL is written once with ``$n`` placeholders and
-becomes ``?n`` for SQLite, as in anonbox.
+One statement is one driver call (one aiosqlite round trip to its thread; on PostgreSQL
+``Pool.fetch``/``fetchrow``, which takes a pooled connection per statement, as anonbox's
+``PostgresDatabase`` does). SQL is written once with ``$n`` placeholders and becomes ``?n``
+for SQLite, as in anonbox.
+
+Where anonbox does more than this, on purpose, the floor stays the plain way of doing it:
+anonbox commits concurrent posts together (``anonbox.core.groupcommit``: the same INSERT,
+for many rows in one statement, so one fsync serves them all, each 201 sent after that
+commit) and sends SQLite SELECTs to a second, read-only connection. The floor commits
+every post on its own, on one connection: the durable baseline a raw driver gives.
 
 The statements, per endpoint (copied from anonbox's repositories, in anonbox's order):
 
