@@ -22,7 +22,11 @@ class JSONRequest(Request[Any, Any, Any]):
 
 
 async def require_json_body(request: Request[Any, Any, Any]) -> None:
-    """Before a handler that takes a body: 400 if a required one is empty, 415 unless JSON."""
+    """Before a handler that takes a body: 400 if a required one is empty, 415 unless JSON.
+
+    Page routes (``opt["html"]``, see ``anonbox.web``) take HTML forms and check their own."""
+    if request.route_handler.opt.get("html"):
+        return
     data = request.route_handler.parsed_fn_signature.parameters.get("data")
     if data is None:
         return

@@ -1,0 +1,7 @@
+"""Page routes: apidocs (to be written)."""
+
+from __future__ import annotations
+
+from litestar.types import ControllerRouterHandler
+
+ROUTES: list[ControllerRouterHandler] = []

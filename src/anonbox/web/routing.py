@@ -1,0 +1,92 @@
+"""How page routes are put together: templates, static files, headers, and errors as pages.
+
+Page handlers carry ``opt={"html": True}`` (through ``page_router``): the JSON-body rule
+of the API (``core.requests.require_json_body``) skips them, and their errors render
+``error.html`` instead of the JSON envelope.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from litestar import Request, Response, Router
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.plugins.jinja import JinjaTemplateEngine
+from litestar.response import Template
+from litestar.static_files import create_static_files_router
+from litestar.template.config import TemplateConfig
+from litestar.types import ControllerRouterHandler
+
+from anonbox.core.errors import AnonboxError, RateLimited, ServiceUnavailable
+from anonbox.web.security import page_headers
+
+HERE = Path(__file__).parent
+TEMPLATES = TemplateConfig(directory=HERE / "templates", engine=JinjaTemplateEngine)
+HTML = {"html": True}
+
+_TITLES = {
+    400: "That did not work",
+    401: "Please sign in",
+    403: "Not allowed",
+    404: "Not found",
+    405: "Not allowed",
+    409: "Not possible right now",
+    413: "Too long",
+    429: "Slow down",
+    503: "Unavailable",
+}
+_log = logging.getLogger("anonbox.web")
+
+
+def error_page(status_code: int, message: str) -> Template:
+    return Template(
+        template_name="error.html",
+        context={"title": _TITLES.get(status_code, "Something went wrong"), "message": message},
+        status_code=status_code,
+        headers={},
+    )
+
+
+def _anonbox_error(request: Request[Any, Any, Any], exc: AnonboxError) -> Response[Any]:
+    page = error_page(exc.status_code, exc.message)
+    if isinstance(exc, RateLimited | ServiceUnavailable):
+        page.headers["Retry-After"] = str(exc.retry_after)
+    return page
+
+
+def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    message = "Check what you sent and try again." if exc.status_code == 400 else exc.detail
+    return error_page(exc.status_code, message)
+
+
+def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    _log.exception("page %s failed", request.scope.get("path"), exc_info=exc)
+    return error_page(500, "Something went wrong on our side.")
+
+
+def page_router(*handlers: ControllerRouterHandler) -> Router:
+    return Router(
+        path="/",
+        route_handlers=list(handlers),
+        opt=HTML,
+        include_in_schema=False,
+        after_request=page_headers,
+        exception_handlers={
+            AnonboxError: _anonbox_error,
+            ValidationException: _http_error,
+            HTTPException: _http_error,
+            Exception: _unexpected,
+        },
+    )
+
+
+STATIC = create_static_files_router(
+    path="/static",
+    directories=[HERE / "static"],
+    include_in_schema=False,
+    opt=HTML,
+    after_request=page_headers,
+    cache_control=None,
+)
