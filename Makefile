@@ -21,7 +21,8 @@ install: $(STAMP) ## Create .venv and install the project from the lockfile
 run: $(STAMP) ## Serve on http://127.0.0.1:8000 (SQLite in ./anonbox.db unless ANONBOX_DATABASE_URL is set)
 	$(BIN)/anonbox serve
 
-test: $(STAMP) ## Run the whole test suite (SQLite always; PostgreSQL when reachable, required with CI=true)
+test: $(STAMP) ## Run the whole test suite (SQLite always; PostgreSQL when reachable, required with CI=true); as root, installs Chromium if missing
+	@[ -x /usr/bin/chromium ] || [ "$$(id -u)" != 0 ] || (apt-get update && apt-get install -y chromium)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP) ## ruff and mypy --strict
