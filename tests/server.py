@@ -68,6 +68,20 @@ class Server:
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=10)
 
+    def terminate(self) -> None:
+        """SIGTERM, as an orchestrator stops a container; returns at once."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+
+    def exit_status(self, timeout: float) -> int | None:
+        """Wait up to ``timeout`` seconds for the process to end: its return code (negative
+        for a signal), or None if it is still running."""
+        assert self.process is not None
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
