@@ -1,7 +1,295 @@
-"""Page routes: public (to be written)."""
+"""The public pages of a link: the send page at ``/{link_id}`` with its answered messages,
+and a share card per answered message. See ``docs/pages.md``.
+
+Both go through the services the JSON API uses: a form post is ``create_message`` with
+the same gate (rate limits, blocks, muted words, pause), and the answers are the public
+listing (answered messages only, never the inbox).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from litestar import Response, get, post
+from litestar.di import Provide
+from litestar.exceptions import NotFoundException
+from litestar.params import Dependency
+from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
-ROUTES: list[ControllerRouterHandler] = []
+from anonbox.core.client import client_address
+from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.envelope import AnyRequest
+from anonbox.core.errors import NotFound, RateLimited, ValidationFailed
+from anonbox.core.exception_handlers import handle_http_exception
+from anonbox.core.ids import ULID_PATTERN
+from anonbox.core.paths import Cursor
+from anonbox.core.settings import Settings
+from anonbox.links import service as links
+from anonbox.links.schemas import PublicLink
+from anonbox.messages import service as messages
+from anonbox.messages.content import MAX_CHARACTERS
+from anonbox.messages.router import provide_posting
+from anonbox.messages.schemas import InboxItem, ReplyOut
+from anonbox.web.cards import render_card
+from anonbox.web.routing import error_page
+from anonbox.web.security import CSRF_FIELD, check_csrf, csrf_token, set_csrf_cookie
+
+ANSWERS_PER_PAGE = 10
+REPLIES_PER_ANSWER = 10
+# What the API accepts as a link id (core.paths.LinkId); anything else is no link at all.
+_LINK_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_CARD_VERSION = "1"  # part of the card's ETag: bump when the drawing changes
+
+# The service's validation problems, as a person typing would want to hear them.
+_PROBLEMS = {
+    "too_long": f"Your message is longer than {MAX_CHARACTERS} characters: shorten it and "
+    "send it again.",
+    "too_short": "Write a message first.",
+    "blank": "Write a message first.",
+    "control_character": "Your message contains characters that cannot be sent.",
+}
+
+Posting = Annotated[messages.Posting, Dependency(skip_validation=True)]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    message: InboxItem
+    replies: list[ReplyOut]
+
+
+def character_count(text: str) -> int:
+    """Characters as the service counts them: code points after NFC (send.js does the same)."""
+    return len(unicodedata.normalize("NFC", text))
+
+
+def wants_html(request: AnyRequest) -> bool:
+    return "text/html" in request.headers.get("accept", "")
+
+
+def not_found(request: AnyRequest) -> Response[Any]:
+    """A browser gets a page; an API client the same envelope as for an unknown route."""
+    if wants_html(request):
+        return error_page(404, "There is no link here. Check the address you were given.")
+    return handle_http_exception(request, NotFoundException())
+
+
+async def _public_link(db: DB, link_id: str) -> PublicLink | None:
+    if not _LINK_ID.fullmatch(link_id):
+        return None
+    try:
+        return await links.public_link(db, link_id=link_id)
+    except NotFound:
+        return None
+
+
+def initials(name: str) -> str:
+    """What stands in for the creator's picture (see docs/pages.md): up to two initials."""
+    letters = [word[0] for word in name.split() if word[:1].isalnum()]
+    return "".join(letters[:1] + letters[1:][-1:]).upper() or "?"
+
+
+def _avatar_tone(name: str) -> int:
+    return hashlib.sha256(name.encode()).digest()[0] % 6
+
+
+async def _answers(db: DB, link_id: str, cursor: str | None) -> tuple[list[Answer], str | None]:
+    """A page of answered messages, newest first, each with its latest replies."""
+    page = await messages.inbox(
+        db, link_id=link_id, cursor=cursor, limit=ANSWERS_PER_PAGE, answered_only=True
+    )
+    answers = []
+    for item in page.items:
+        try:
+            replies = await messages.replies(
+                db,
+                link_id=link_id,
+                message_id=item.id,
+                cursor=None,
+                limit=REPLIES_PER_ANSWER,
+                is_creator=False,
+            )
+        except NotFound:  # its last reply was deleted a moment ago
+            continue
+        answers.append(Answer(item, replies.items))
+    return answers, page.next_cursor
+
+
+async def _send_page(
+    request: AnyRequest,
+    db: DB,
+    settings: Settings,
+    link: PublicLink,
+    *,
+    cursor: str | None = None,
+    status_code: int = 200,
+    text: str = "",
+    error: str | None = None,
+    sent: bool = False,
+) -> Template:
+    token, new = csrf_token(request)
+    answers, next_cursor = await _answers(db, link.id, cursor)
+    name = link.creator_name.strip() or "This creator"
+    page = Template(
+        template_name="public.html",
+        context={
+            "link": link,
+            "name": name,
+            "initials": initials(name),
+            "avatar_tone": _avatar_tone(name),
+            "csrf_field": CSRF_FIELD,
+            "csrf_token": token,
+            "max_characters": MAX_CHARACTERS,
+            "text": text,
+            "count": character_count(text),
+            "error": error,
+            "sent": sent,
+            "answers": answers,
+            "cursor": cursor,
+            "next_cursor": next_cursor,
+        },
+        status_code=status_code,
+        headers={"Cache-Control": "no-store"},
+    )
+    if new:
+        set_csrf_cookie(page, token, settings)
+    return page
+
+
+@get("/{link_id:str}", name="public:send")
+async def send_page(
+    request: AnyRequest,
+    link_id: str,
+    db: DB,
+    settings: AppSettings,
+    cursor: Cursor = None,
+    sent: str | None = None,
+) -> Response[Any]:
+    link = await _public_link(db, link_id)
+    if link is None:
+        return not_found(request)
+    return await _send_page(request, db, settings, link, cursor=cursor, sent=sent == "1")
+
+
+@post(
+    "/{link_id:str}",
+    name="public:send-form",
+    dependencies={"posting": Provide(provide_posting, sync_to_thread=False)},
+)
+async def send_from_form(
+    request: AnyRequest, link_id: str, db: DB, settings: AppSettings, posting: Posting
+) -> Response[Any]:
+    """The send form without JavaScript: post, then redirect to the page (post/redirect/get)."""
+    link = await _public_link(db, link_id)
+    if link is None:
+        return not_found(request)
+    form = await request.form()
+    submitted = form.get(CSRF_FIELD)
+    check_csrf(request, submitted if isinstance(submitted, str) else None)
+    field = form.get("message_content")
+    # Browsers send a textarea's line breaks as CRLF, but show and count them as one
+    # character (as send.js does): store them as the LF a JSON client would send.
+    text = field.replace("\r\n", "\n") if isinstance(field, str) else ""
+    try:
+        await messages.create_message(
+            posting,
+            link_id=link.id,
+            content=text,
+            address=client_address(request.scope, posting.trusted_proxies),
+        )
+    except ValidationFailed as exc:
+        problem = exc.fields[0].problem if exc.fields else ""
+        error = _PROBLEMS.get(problem, exc.message)
+        return await _send_page(
+            request, db, settings, link, status_code=400, text=text, error=error
+        )
+    except messages.LinkPaused:
+        paused = PublicLink(**{**_fields(link), "paused": True})
+        error = f"{paused.creator_name or 'This creator'} is not accepting messages right now."
+        return await _send_page(
+            request, db, settings, paused, status_code=409, text=text, error=error
+        )
+    except RateLimited as exc:
+        page = await _send_page(
+            request,
+            db,
+            settings,
+            link,
+            status_code=429,
+            text=text,
+            error=f"You are sending too fast. Try again in {exc.retry_after} seconds.",
+        )
+        page.headers["Retry-After"] = str(exc.retry_after)
+        return page
+    except NotFound:  # deleted while the form was being posted
+        return not_found(request)
+    return Redirect(path=f"/{link.id}?sent=1", status_code=303)
+
+
+def _fields(link: PublicLink) -> dict[str, Any]:
+    return {name: getattr(link, name) for name in link.__struct_fields__}
+
+
+async def _answered_message(db: DB, link_id: str, message_id: str) -> InboxItem | None:
+    """The message, if it is under this link and answered; else None.
+
+    The public listing is asked for the one answered message at or below ``message_id``:
+    ids are same-length strings, so ``message_id + "0"`` is the smallest cursor above it.
+    """
+    page = await messages.inbox(
+        db, link_id=link_id, cursor=message_id + "0", limit=1, answered_only=True
+    )
+    found = page.items[0] if page.items else None
+    return found if found is not None and found.id == message_id else None
+
+
+@get("/{link_id:str}/{message_id:str}/card.png", name="public:card")
+async def share_card(request: AnyRequest, link_id: str, message_id: str, db: DB) -> Response[Any]:
+    """An answered message and its latest reply as a PNG for phone stories."""
+    link = await _public_link(db, link_id)
+    if link is None or not ULID_PATTERN.match(message_id):
+        return not_found(request)
+    message = await _answered_message(db, link.id, message_id)
+    if message is None:
+        return not_found(request)
+    try:
+        replies = await messages.replies(
+            db, link_id=link.id, message_id=message_id, cursor=None, limit=1, is_creator=False
+        )
+    except NotFound:
+        return not_found(request)
+    if not replies.items:
+        return not_found(request)
+    reply = replies.items[0]
+    name = link.creator_name.strip() or "The creator"
+    digest = hashlib.sha256(
+        "\0".join(
+            (_CARD_VERSION, link.prompt, name, message.message_content, reply.message_content)
+        ).encode()
+    ).hexdigest()[:32]
+    etag = f'"{digest}"'
+    headers = {
+        # Short: the card changes when the creator replies again or deletes the message.
+        "Cache-Control": "public, max-age=300",
+        "ETag": etag,
+    }
+    if request.headers.get("if-none-match") == etag:
+        return Response(content=b"", status_code=304, headers=headers)
+    png = await asyncio.to_thread(
+        render_card,
+        prompt=link.prompt,
+        message=message.message_content,
+        reply=reply.message_content,
+        name=name,
+    )
+    headers["Content-Disposition"] = f'attachment; filename="anonbox-{message_id}.png"'
+    return Response(content=png, media_type="image/png", headers=headers)
+
+
+ROUTES: list[ControllerRouterHandler] = [send_page, send_from_form, share_card]

@@ -1,0 +1,97 @@
+// The send page, with JavaScript: a live character counter, and sending through the JSON
+// API (POST /message/{link_id}) without reloading. Without JavaScript the form posts
+// to the page itself and everything still works (docs/pages.md).
+"use strict";
+
+(function () {
+  var form = document.getElementById("send-form");
+  if (!form || !window.fetch) return;
+  var textarea = document.getElementById("message");
+  var counter = document.getElementById("counter");
+  var count = document.getElementById("count");
+  var button = document.getElementById("send");
+  var status = document.getElementById("status");
+  var max = parseInt(form.getAttribute("data-max"), 10) || 500;
+  var api = form.getAttribute("data-api");
+
+  // Count as the server does: Unicode code points after NFC normalisation. The spread
+  // iterates code points (an emoji is one, not two UTF-16 units); a textarea's value
+  // holds line breaks as one "\n", which is what is sent.
+  function length(text) {
+    return Array.from(text.normalize ? text.normalize("NFC") : text).length;
+  }
+
+  function update() {
+    var n = length(textarea.value);
+    count.textContent = String(n);
+    var over = n > max;
+    counter.classList.toggle("over", over);
+    button.disabled = over;
+    if (over) textarea.setAttribute("aria-invalid", "true");
+    else textarea.removeAttribute("aria-invalid");
+  }
+
+  function show(kind, text) {
+    status.textContent = "";
+    var p = document.createElement("p");
+    p.className = "notice " + kind;
+    p.id = kind === "success" ? "sent" : "error";
+    p.textContent = text; // never innerHTML: server text is data
+    status.appendChild(p);
+  }
+
+  function problem(body, response) {
+    var code = body && body.error ? body.error.code : "";
+    var fields = (body && body.error && body.error.fields) || [];
+    var field = fields.length ? fields[0].problem : "";
+    if (code === "validation_failed" && field === "too_long") {
+      return "Your message is longer than " + max + " characters: shorten it and send it again.";
+    }
+    if (code === "validation_failed" && (field === "too_short" || field === "blank")) {
+      return "Write a message first.";
+    }
+    if (code === "link_paused") return "This link is not accepting messages right now.";
+    if (code === "rate_limited") {
+      var wait = response.headers.get("Retry-After") || "a few";
+      return "You are sending too fast. Try again in " + wait + " seconds.";
+    }
+    return (body && body.message) || "Something went wrong. Try again.";
+  }
+
+  textarea.addEventListener("input", update);
+  update();
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    if (button.disabled) return;
+    button.disabled = true;
+    fetch(api, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify({ message_content: textarea.value }),
+      credentials: "omit", // the API takes no cookies: the sender stays anonymous
+    })
+      .then(function (response) {
+        return response.json().then(
+          function (body) { return { response: response, body: body }; },
+          function () { return { response: response, body: null }; }
+        );
+      })
+      .then(function (result) {
+        if (result.response.status === 201) {
+          textarea.value = "";
+          show("success", "Sent! Your message is on its way, anonymously.");
+        } else {
+          show("error", problem(result.body, result.response));
+          textarea.focus();
+        }
+      })
+      .catch(function () {
+        show("error", "Could not reach anonbox. Check your connection and try again.");
+      })
+      .then(function () {
+        button.disabled = false;
+        update();
+      });
+  });
+})();

@@ -1,0 +1,350 @@
+"""The public pages through the real server: the send page with and without JavaScript's
+help (the form post), its errors, the answers listing and the share card."""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from litestar import Litestar
+from PIL import Image
+
+from anonbox.core.ids import LINK_ID_LENGTH
+from tests.actions import assert_error, inbox_items, post_message, post_reply
+from tests.conftest import Creator, make_creator_in
+from tests.server import Server
+
+HTML = {"Accept": "text/html,application/xhtml+xml"}
+SOME_ULID = "01jabcdefghjkmnpqrstvwxyz0"
+_TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def page(api: httpx.Client, link_id: str, **params: str) -> httpx.Response:
+    response = api.get(f"/{link_id}", params=params, headers=HTML)
+    return response
+
+
+def csrf(api: httpx.Client, link_id: str) -> str:
+    """Open the send page as a browser would (its cookie stays in ``api``); returns the token."""
+    opened = page(api, link_id)
+    assert opened.status_code == 200, opened.text
+    found = _TOKEN.search(opened.text)
+    assert found, opened.text
+    return found.group(1)
+
+
+def submit(
+    api: httpx.Client,
+    link_id: str,
+    text: str,
+    token: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> httpx.Response:
+    """Post the send form as a browser without JavaScript does: with the token of a page
+    opened just before unless ``token`` is given ("" leaves the field out)."""
+    form = {"message_content": text}
+    if token is None:
+        token = csrf(api, link_id)
+    if token:
+        form["csrf_token"] = token
+    return api.post(f"/{link_id}", data=form, headers={**HTML, **(headers or {})})
+
+
+def set_link(api: httpx.Client, creator: Creator, **changes: object) -> None:
+    changed = api.patch(f"/links/{creator.link_id}", json=changes, headers=creator.headers)
+    assert changed.status_code == 200, changed.text
+
+
+def stored(api: httpx.Client, creator: Creator) -> list[str]:
+    return [item["message_content"] for item in inbox_items(api, creator)]
+
+
+# --- the send page --------------------------------------------------------------------------
+
+
+def test_send_page_shows_the_link_and_a_form_with_a_counter(
+    api: httpx.Client, creator: Creator
+) -> None:
+    set_link(api, creator, prompt="Ask me about lighthouses")
+    response = page(api, creator.link_id)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/html")
+    body = response.text
+    assert "Ask me about lighthouses" in body
+    assert 'id="creator-name"' in body
+    assert '<textarea id="message" name="message_content"' in body
+    assert '<label for="message">' in body
+    assert 'id="counter"' in body
+    assert "/ 500" in body
+    assert 'id="status"' in body
+    assert 'aria-live="polite"' in body
+    assert f'action="/{creator.link_id}"' in body
+    assert 'method="post"' in body
+    assert '<script src="/static/send.js" defer></script>' in body
+    assert "anonbox_csrf" in response.headers["set-cookie"]
+    assert "HttpOnly" in response.headers["set-cookie"]
+
+
+def test_pages_carry_a_strict_content_security_policy(api: httpx.Client, creator: Creator) -> None:
+    response = page(api, creator.link_id)
+    policy = response.headers["content-security-policy"]
+    assert "script-src 'self'" in policy
+    assert "style-src 'self'" in policy
+    assert "unsafe-inline" not in policy
+    assert response.headers["x-frame-options"] == "DENY"
+    # Nothing inline that the policy would have to allow: no script or style in the page.
+    assert "<style" not in response.text
+    assert " style=" not in response.text
+    assert re.search(r"<script(?![^>]*\bsrc=)", response.text) is None
+    assert " onclick=" not in response.text
+    assert "javascript:" not in response.text
+    script = api.get("/static/send.js")
+    assert script.status_code == 200
+    assert "fetch(" in script.text
+
+
+def test_user_text_is_escaped(api: httpx.Client, creator: Creator) -> None:
+    hostile = "<script>alert(1)</script>"
+    set_link(api, creator, prompt=f"Ask {hostile}")
+    message_id = post_message(api, creator.link_id, f"Q {hostile}")
+    post_reply(api, creator, message_id, f"A {hostile}")
+    body = page(api, creator.link_id).text
+    assert "<script>alert" not in body
+    assert body.count(html.escape(hostile)) == 3  # the prompt, the message, the reply
+
+
+def test_a_form_post_without_javascript_sends_and_redirects(
+    api: httpx.Client, creator: Creator
+) -> None:
+    sent = submit(api, creator.link_id, "What is your\r\nfavourite lighthouse?")
+    assert sent.status_code == 303, sent.text
+    assert sent.headers["location"] == f"/{creator.link_id}?sent=1"
+    after = api.get(sent.headers["location"], headers=HTML)
+    assert after.status_code == 200
+    assert 'id="sent"' in after.text
+    # The browser's CRLF is the one line break the counter showed.
+    assert stored(api, creator) == ["What is your\nfavourite lighthouse?"]
+
+
+def test_500_characters_are_counted_as_code_points_after_nfc(
+    api: httpx.Client, creator: Creator
+) -> None:
+    emoji = "\U0001f642" * 500  # 1000 UTF-16 units, 500 characters
+    decomposed = "e\u0301" * 500  # 1000 code points, 500 after NFC
+    assert submit(api, creator.link_id, emoji).status_code == 303
+    assert submit(api, creator.link_id, decomposed).status_code == 303
+    assert len(stored(api, creator)) == 2
+
+
+def test_too_long_is_400_and_keeps_the_text(api: httpx.Client, creator: Creator) -> None:
+    text = "<b>" + "x" * 498
+    response = submit(api, creator.link_id, text)
+    assert response.status_code == 400
+    assert response.headers["content-type"].startswith("text/html")
+    assert 'id="error"' in response.text
+    assert "longer than 500" in response.text
+    assert f">{html.escape(text)}</textarea>" in response.text
+    assert 'aria-invalid="true"' in response.text
+    assert stored(api, creator) == []
+
+
+def test_blank_is_400(api: httpx.Client, creator: Creator) -> None:
+    response = submit(api, creator.link_id, "   \r\n ")
+    assert response.status_code == 400
+    assert "Write a message first" in response.text
+    assert stored(api, creator) == []
+
+
+def test_paused_link_is_409_and_keeps_the_text(api: httpx.Client, creator: Creator) -> None:
+    token = csrf(api, creator.link_id)
+    set_link(api, creator, paused=True)
+    response = submit(api, creator.link_id, "still there?", token=token)
+    assert response.status_code == 409
+    assert "not accepting messages" in response.text
+    assert "still there?</textarea>" in response.text
+    assert stored(api, creator) == []
+    assert 'id="paused"' in page(api, creator.link_id).text  # no form while paused
+
+
+@pytest.mark.parametrize(
+    ("token", "headers"),
+    [
+        pytest.param("", {}, id="missing-token"),
+        pytest.param("x" * 43, {}, id="wrong-token"),
+        pytest.param(None, {"Origin": "https://evil.example"}, id="cross-site-origin"),
+        pytest.param(None, {"Sec-Fetch-Site": "cross-site"}, id="cross-site-fetch"),
+    ],
+)
+def test_a_form_post_without_our_csrf_token_is_403_and_stores_nothing(
+    api: httpx.Client, creator: Creator, token: str | None, headers: dict[str, str]
+) -> None:
+    csrf(api, creator.link_id)  # the browser has a cookie; the post does not match it
+    response = submit(api, creator.link_id, "forged", token=token, headers=headers)
+    assert response.status_code == 403
+    assert response.headers["content-type"].startswith("text/html")
+    assert stored(api, creator) == []
+
+
+def test_a_form_post_with_no_cookie_at_all_is_403(
+    server: Server, api: httpx.Client, creator: Creator
+) -> None:
+    token = csrf(api, creator.link_id)
+    with httpx.Client(base_url=server.url, timeout=30) as stranger:
+        response = submit(stranger, creator.link_id, "forged", token=token)
+    assert response.status_code == 403
+    assert stored(api, creator) == []
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def limited_server(
+    request: pytest.FixtureRequest,
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Server]:
+    """A server that lets one sender post 2 messages a minute to a link."""
+    log = tmp_path_factory.mktemp("web-logs") / f"limited-{request.param}.log"
+    env = {"ANONBOX_LIMIT_SENDER_LINK": "2/60"}
+    running = Server(database_url_factory(request.param), log, env=env).start(60)
+    yield running
+    running.stop()
+
+
+def test_rate_limited_is_429_with_retry_after(limited_server: Server) -> None:
+    creator = make_creator_in(limited_server.database_url)
+    with httpx.Client(base_url=limited_server.url, timeout=30) as browser:
+        assert submit(browser, creator.link_id, "one").status_code == 303
+        assert submit(browser, creator.link_id, "two").status_code == 303
+        refused = submit(browser, creator.link_id, "three")
+        assert refused.status_code == 429
+        assert 1 <= int(refused.headers["retry-after"]) <= 60
+        assert "too fast" in refused.text
+        assert "three</textarea>" in refused.text
+        assert stored(browser, creator) == ["two", "one"]
+
+
+# --- unknown links and reserved paths -----------------------------------------------------
+
+
+def test_unknown_link_is_an_html_404_for_browsers_and_the_envelope_for_clients(
+    api: httpx.Client,
+) -> None:
+    for_browser = api.get("/nolinkhere", headers=HTML)
+    assert for_browser.status_code == 404
+    assert for_browser.headers["content-type"].startswith("text/html")
+    assert "<h1" in for_browser.text
+    assert_error(api.get("/nolinkhere"), 404, "not_found")
+    assert_error(api.post("/nolinkhere", json={"message_content": "x"}), 404, "not_found")
+    assert_error(api.get("/no.such.thing"), 404, "not_found")
+
+
+def test_no_fixed_first_path_segment_can_be_a_link_id() -> None:
+    """``/{link_id}`` sits beside the API's own paths; fixed paths win in the router, so a
+    link whose id equalled one would be unreachable. Link ids are 10 of [0-9a-z]."""
+    # Built here only to read its routes; importing it warns of Litestar deprecations.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from anonbox.main import create_app
+
+        app = create_app().app
+    assert isinstance(app, Litestar)
+    link_id = re.compile(rf"[0-9a-z]{{{LINK_ID_LENGTH}}}")
+    firsts = {route.path.strip("/").split("/")[0] for route in app.routes}
+    fixed = {segment for segment in firsts if segment and not segment.startswith("{")}
+    assert {"message", "links", "static", "healthz"} <= fixed
+    assert [segment for segment in fixed if link_id.fullmatch(segment)] == []
+
+
+# --- answers --------------------------------------------------------------------------------
+
+
+def answer_ids(body: str) -> list[str]:
+    return re.findall(r'id="answer-([0-9a-z]{26})"', body)
+
+
+def test_answers_show_only_answered_messages_newest_first_with_their_replies(
+    api: httpx.Client, creator: Creator
+) -> None:
+    older = post_message(api, creator.link_id, "older question")
+    unanswered = post_message(api, creator.link_id, "private question")
+    newer = post_message(api, creator.link_id, "newer question")
+    post_reply(api, creator, older, "first answer")
+    post_reply(api, creator, older, "second answer")
+    post_reply(api, creator, newer, "newer answer")
+    body = page(api, creator.link_id).text
+    assert answer_ids(body) == [newer, older]
+    assert unanswered not in body
+    assert "private question" not in body
+    assert body.index("second answer") < body.index("first answer")  # replies newest first
+    assert 'id="answers"' in body
+    assert f'href="/{creator.link_id}/{newer}/card.png"' in body
+
+
+def test_answers_are_paged_with_the_cursor(api: httpx.Client, creator: Creator) -> None:
+    ids = [post_message(api, creator.link_id, f"question {n}") for n in range(12)]
+    for message_id in ids:
+        post_reply(api, creator, message_id, "yes")
+    first = page(api, creator.link_id).text
+    assert answer_ids(first) == ids[::-1][:10]
+    older = re.search(r'id="older" rel="next" href="([^"]+)"', first)
+    assert older, first
+    second = api.get(html.unescape(older.group(1)), headers=HTML)
+    assert second.status_code == 200
+    assert answer_ids(second.text) == ids[::-1][10:]
+    assert 'id="older"' not in second.text
+
+
+def test_a_bad_cursor_is_400(api: httpx.Client, creator: Creator) -> None:
+    assert page(api, creator.link_id, cursor="nope").status_code == 400
+
+
+# --- share cards ---------------------------------------------------------------------------
+
+
+def test_an_answered_message_downloads_as_a_story_sized_png(
+    api: httpx.Client, creator: Creator, artifacts_dir: Path
+) -> None:
+    message_id = post_message(api, creator.link_id, "word " * 100)
+    post_reply(api, creator, message_id, "x" * 500)
+    response = api.get(f"/{creator.link_id}/{message_id}/card.png")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "image/png"
+    assert response.headers["content-disposition"].startswith("attachment")
+    assert "max-age" in response.headers["cache-control"]
+    image = Image.open(io.BytesIO(response.content))
+    assert image.format == "PNG"
+    assert image.size == (1080, 1920)
+    (artifacts_dir / "share-card.png").write_bytes(response.content)
+    again = api.get(
+        f"/{creator.link_id}/{message_id}/card.png",
+        headers={"If-None-Match": response.headers["etag"]},
+    )
+    assert again.status_code == 304
+
+
+@pytest.mark.parametrize("which", ["unanswered", "unknown-message", "bad-id", "other-link"])
+def test_no_card_for_what_is_not_public(
+    api: httpx.Client, make_creator: Callable[[], Creator], which: str
+) -> None:
+    creator, other = make_creator(), make_creator()
+    unanswered = post_message(api, creator.link_id, "private")
+    answered_elsewhere = post_message(api, other.link_id, "answered elsewhere")
+    post_reply(api, other, answered_elsewhere, "yes")
+    message_id = {
+        "unanswered": unanswered,
+        "unknown-message": SOME_ULID,
+        "bad-id": "not-a-ulid",
+        "other-link": answered_elsewhere,
+    }[which]
+    path = f"/{creator.link_id}/{message_id}/card.png"
+    assert_error(api.get(path), 404, "not_found")
+    assert api.get(path, headers=HTML).status_code == 404
+
+
+def test_no_card_under_an_unknown_link(api: httpx.Client) -> None:
+    assert_error(api.get(f"/nolinkhere/{SOME_ULID}/card.png"), 404, "not_found")
