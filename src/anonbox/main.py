@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -31,7 +29,6 @@ from anonbox.core.database import Database, connect
 from anonbox.core.envelope import RequestClock
 from anonbox.core.exception_handlers import EXCEPTION_HANDLERS
 from anonbox.core.health import healthz, readyz
-from anonbox.core.metrics import Metrics, MetricsSettings, metrics_endpoint
 from anonbox.core.ratelimit import rate_limiter_from_settings
 from anonbox.core.requests import JSONRequest, require_json_body
 from anonbox.core.settings import Settings
@@ -64,12 +61,8 @@ async def openapi_document(request: Request[Any, Any, Any]) -> dict[str, Any]:
     return request.app.openapi_schema.to_schema()
 
 
-def create_app(
-    settings: Settings | None = None, metrics_settings: MetricsSettings | None = None
-) -> RequestClock:
+def create_app(settings: Settings | None = None) -> RequestClock:
     settings = settings or Settings.from_env()
-    metrics_settings = metrics_settings or MetricsSettings.from_env()
-    metrics = Metrics() if metrics_settings.enabled else None
     # httpx logs every provider call at INFO; the calls are ours and their failures are errors.
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
@@ -85,20 +78,9 @@ def create_app(
         app.state.gate = Gate(settings, keys, limiter)
         http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
         app.state.oidc = OIDCClient(settings, http) if settings.google_client_id else None
-        refresher = None
-        if metrics is not None:
-            metrics.watch_database(app.state.db.stats)
-            if metrics.directory:  # other workers may answer the scrape: keep ours fresh
-                refresher = asyncio.create_task(metrics.refresh_forever())
         try:
             yield
         finally:
-            if refresher is not None:
-                refresher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await refresher
-            if metrics is not None:
-                metrics.close()
             await http.aclose()
             await limiter.close()
             await app.state.db.close()
@@ -113,16 +95,8 @@ def create_app(
             healthz,
             readyz,
             openapi_document,
-            *([metrics_endpoint] if metrics is not None else []),
         ],
-        state=State(
-            {
-                "settings": settings,
-                "trusted_proxies": settings.trusted_proxies,
-                "metrics": metrics,
-                "metrics_settings": metrics_settings,
-            }
-        ),
+        state=State({"settings": settings, "trusted_proxies": settings.trusted_proxies}),
         dependencies={
             "db": Provide(provide_db, sync_to_thread=False),
             "creator": Provide(current_creator),
@@ -139,7 +113,6 @@ def create_app(
         before_request=require_json_body,
         request_class=JSONRequest,
         exception_handlers=EXCEPTION_HANDLERS,
-        logging_config=None,  # logging is set up once for the process: core/logs.py
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="anonbox",
@@ -160,4 +133,4 @@ def create_app(
         ),
         debug=False,
     )
-    return RequestClock(app, metrics)
+    return RequestClock(app)
