@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -28,11 +31,16 @@ def free_port() -> int:
 
 class Server:
     def __init__(
-        self, database_url: str, log_path: Path, env: dict[str, str] | None = None
+        self,
+        database_url: str,
+        log_path: Path,
+        env: dict[str, str] | None = None,
+        args: Sequence[str] = (),
     ) -> None:
         self.database_url = database_url
         self.log_path = log_path
         self.extra_env = env or {}
+        self.args = tuple(args)  # more `anonbox serve` options, e.g. ("--workers", "2")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
@@ -46,7 +54,7 @@ class Server:
         }
         with self.log_path.open("ab") as log:  # the child keeps its own descriptor
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "anonbox", "serve", "--port", str(self.port)],
+                [sys.executable, "-m", "anonbox", "serve", "--port", str(self.port), *self.args],
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -92,3 +100,12 @@ class Server:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def log_records(self) -> list[dict[str, Any]]:
+        """The server's log so far, one JSON object per line (ANONBOX_LOG_FORMAT=json)."""
+        records = []
+        for line in self.log().split("\n")[:-1]:  # the last is empty, or still being written
+            record = json.loads(line)
+            assert isinstance(record, dict), line
+            records.append(record)
+        return records

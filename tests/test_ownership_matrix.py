@@ -596,7 +596,8 @@ def observe(w: World, target: Target | None, holder: Actor) -> dict[str, Any]:
         seen["inbox"] = picked(inbox, "id", ids["message"]) if "message" in ids else inbox
     if "message" in ids and "link" in ids:
         seen["replies"] = view(w, f"/message/{ids['link']}/{ids['message']}", key, limit=100)
-    if "block" in ids:
+        seen["blocks"] = view(w, "/blocks", key)  # a refused block must not block
+    elif "block" in ids:
         seen["blocks"] = picked(view(w, "/blocks", key), "id", ids["block"])
     if "word" in ids:
         seen["muted"] = picked(view(w, "/muted-words", key), "id", ids["word"])

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging.config
+import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -32,30 +36,63 @@ def main() -> None:
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-def serve(host: str, port: int) -> None:
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Worker processes, each with its own database connections.",
+)
+def serve(host: str, port: int, workers: int) -> None:
     """Migrate the database to the latest schema, then serve HTTP."""
     import uvicorn
 
+    from anonbox.core.logs import LogSettings, log_config
+    from anonbox.core.metrics import MetricsSettings
     from anonbox.migrations import upgrade
 
     with _plainly():
+        logs = LogSettings.from_env()
+        logging.config.dictConfig(log_config(logs))  # the migration's lines are JSON too
         settings = Settings.from_env()
-        upgrade(settings.database_url)
+        MetricsSettings.from_env()  # refuse a bad setting here, not in every worker
+        upgrade(settings.database_url)  # once, before any worker starts
     from anonbox.core.http_protocol import BoundedHttpToolsProtocol
 
-    uvicorn.run(
-        "anonbox.main:create_app",
-        factory=True,
-        host=host,
-        port=port,
-        http=BoundedHttpToolsProtocol,
-        # Never rewrite the client address from X-Forwarded-For (anyone can send it), and
-        # keep no access log: it would record every anonymous sender's address.
-        proxy_headers=False,
-        access_log=False,
-        server_header=False,
-        log_level="info",
-    )
+    with _metrics_directory(workers):
+        uvicorn.run(
+            "anonbox.main:create_app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            http=BoundedHttpToolsProtocol,
+            # Never rewrite the client address from X-Forwarded-For (anyone can send it), and
+            # keep no access log: it would record every anonymous sender's address.
+            proxy_headers=False,
+            access_log=False,
+            server_header=False,
+            log_config=log_config(logs),
+            log_level=logs.level,
+        )
+
+
+@contextmanager
+def _metrics_directory(workers: int) -> Iterator[None]:
+    """With several workers, a fresh PROMETHEUS_MULTIPROC_DIR for their metric files,
+    removed when the server stops (unless the operator chose the directory)."""
+    from anonbox.core.metrics import MULTIPROC_DIR
+
+    if workers == 1 or os.environ.get(MULTIPROC_DIR):
+        yield
+        return
+    directory = tempfile.mkdtemp(prefix="anonbox-metrics-")
+    os.environ[MULTIPROC_DIR] = directory  # the workers inherit it
+    try:
+        yield
+    finally:
+        del os.environ[MULTIPROC_DIR]
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @main.command()

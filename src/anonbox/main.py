@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -29,6 +31,7 @@ from anonbox.core.database import Database, connect
 from anonbox.core.envelope import RequestClock
 from anonbox.core.exception_handlers import EXCEPTION_HANDLERS
 from anonbox.core.health import healthz, readyz
+from anonbox.core.metrics import Metrics, MetricsSettings, metrics_endpoint
 from anonbox.core.ratelimit import rate_limiter_from_settings
 from anonbox.core.requests import JSONRequest, require_json_body
 from anonbox.core.settings import Settings
@@ -61,8 +64,12 @@ async def openapi_document(request: Request[Any, Any, Any]) -> dict[str, Any]:
     return request.app.openapi_schema.to_schema()
 
 
-def create_app(settings: Settings | None = None) -> RequestClock:
+def create_app(
+    settings: Settings | None = None, metrics_settings: MetricsSettings | None = None
+) -> RequestClock:
     settings = settings or Settings.from_env()
+    metrics_settings = metrics_settings or MetricsSettings.from_env()
+    metrics = Metrics() if metrics_settings.enabled else None
     # httpx logs every provider call at INFO; the calls are ours and their failures are errors.
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
@@ -78,9 +85,20 @@ def create_app(settings: Settings | None = None) -> RequestClock:
         app.state.gate = Gate(settings, keys, limiter)
         http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
         app.state.oidc = OIDCClient(settings, http) if settings.google_client_id else None
+        refresher = None
+        if metrics is not None:
+            metrics.watch_database(app.state.db.stats)
+            if metrics.directory:  # other workers may answer the scrape: keep ours fresh
+                refresher = asyncio.create_task(metrics.refresh_forever())
         try:
             yield
         finally:
+            if refresher is not None:
+                refresher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await refresher
+            if metrics is not None:
+                metrics.close()
             await http.aclose()
             await limiter.close()
             await app.state.db.close()
@@ -95,8 +113,16 @@ def create_app(settings: Settings | None = None) -> RequestClock:
             healthz,
             readyz,
             openapi_document,
+            *([metrics_endpoint] if metrics is not None else []),
         ],
-        state=State({"settings": settings, "trusted_proxies": settings.trusted_proxies}),
+        state=State(
+            {
+                "settings": settings,
+                "trusted_proxies": settings.trusted_proxies,
+                "metrics": metrics,
+                "metrics_settings": metrics_settings,
+            }
+        ),
         dependencies={
             "db": Provide(provide_db, sync_to_thread=False),
             "creator": Provide(current_creator),
@@ -113,6 +139,7 @@ def create_app(settings: Settings | None = None) -> RequestClock:
         before_request=require_json_body,
         request_class=JSONRequest,
         exception_handlers=EXCEPTION_HANDLERS,
+        logging_config=None,  # logging is set up once for the process: core/logs.py
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="anonbox",
@@ -133,4 +160,4 @@ def create_app(settings: Settings | None = None) -> RequestClock:
         ),
         debug=False,
     )
-    return RequestClock(app)
+    return RequestClock(app, metrics)

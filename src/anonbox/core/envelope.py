@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import re
+import secrets
 import time
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from datetime import UTC, datetime
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar
 
 import msgspec
 from litestar import Request
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import KwargDefinition
-from litestar.types import ASGIApp, Receive, Send
+from litestar.types import ASGIApp, Message, Receive, Send
 
 from anonbox.core.client import client_ip
 from anonbox.core.errors import FieldProblem
+from anonbox.core.logs import current_request_id, log_request
+
+if TYPE_CHECKING:
+    from anonbox.core.metrics import Metrics
+
+UNMATCHED = "unmatched"  # the route of a request that matched no route (404, 405)
 
 S = TypeVar("S", bound=int)  # the operation's one success status, as a Literal for OpenAPI
 T = TypeVar("T")
@@ -29,6 +37,9 @@ Timestamp = Annotated[
 ]
 
 _STARTED = "anonbox.started"  # scope key: (perf_counter, wall-clock datetime) at arrival
+_REQUEST_ID = "anonbox.request_id"  # scope key: the request's id
+# An incoming X-Request-ID is kept when it is this: short, and nothing a log could misread.
+_WELL_FORMED_ID = re.compile(rb"[A-Za-z0-9._:-]{1,128}")
 
 
 class Metadata(msgspec.Struct):
@@ -65,16 +76,61 @@ class ErrorEnvelope(msgspec.Struct):
 
 
 class RequestClock:
-    """Outermost ASGI layer: notes when a request arrived, before routing, so that even
-    a 404 for an unknown route can report its execution time."""
+    """Outermost ASGI layer, around routing and every error handler.
 
-    def __init__(self, app: ASGIApp) -> None:
+    It notes when a request arrived (so that even a 404 for an unknown route reports its
+    execution time), gives the request an id that its answer carries in ``X-Request-ID``
+    (the caller's own, when well formed), and once the answer is sent, counts it in the
+    metrics and writes its one log line.
+    """
+
+    def __init__(self, app: ASGIApp, metrics: Metrics | None = None) -> None:
         self.app = app
+        self.metrics = metrics
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            scope[_STARTED] = (time.perf_counter(), datetime.now(UTC))
-        await self.app(scope, receive, send)  # type: ignore[arg-type]
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)  # type: ignore[arg-type]
+            return
+        started = time.perf_counter()
+        scope[_STARTED] = (started, datetime.now(UTC))
+        request_id = _incoming_request_id(scope["headers"]) or secrets.token_hex(8)
+        scope[_REQUEST_ID] = request_id
+        id_header = (b"x-request-id", request_id.encode("ascii"))
+        status = 500  # what uvicorn answers if the application fails before answering
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message["headers"] = [*message.get("headers", ()), id_header]
+            await send(message)
+
+        token = current_request_id.set(request_id)
+        try:
+            await self.app(scope, receive, send_with_id)  # type: ignore[arg-type]
+        finally:
+            current_request_id.reset(token)
+            seconds = time.perf_counter() - started
+            route = scope.get("path_template") or UNMATCHED
+            method = scope["method"]
+            if self.metrics is not None:
+                self.metrics.observe(route, method, status, seconds)
+            log_request(request_id, method, route, status, seconds)
+
+
+def _incoming_request_id(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
+    """The caller's X-Request-ID if it is one we can repeat safely; otherwise None."""
+    for name, value in headers:
+        if name == b"x-request-id":
+            return value.decode("ascii") if _WELL_FORMED_ID.fullmatch(value) else None
+    return None
+
+
+def request_id(scope: Mapping[str, Any]) -> str | None:
+    """The id of the request, as its X-Request-ID header and its log line give it."""
+    found: str | None = scope.get(_REQUEST_ID)
+    return found
 
 
 def metadata(scope: Mapping[str, Any]) -> Metadata:

@@ -12,6 +12,7 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ExceptionHandlersMap
 
 from anonbox.core.envelope import error_envelope
+from anonbox.core.envelope import request_id as envelope_request_id
 from anonbox.core.errors import AnonboxError, FieldProblem
 
 logger = logging.getLogger("anonbox.errors")
@@ -116,7 +117,8 @@ def handle_http_exception(request: Request[Any, Any, Any], exc: HTTPException) -
 
 
 def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    request_id = secrets.token_hex(8)
+    # The id the answer's X-Request-ID header and the request's log line carry.
+    request_id = envelope_request_id(request.scope) or secrets.token_hex(8)
     logger.exception(
         "unhandled error, request_id=%s, route=%s %s", request_id, request.method, request.url.path
     )
