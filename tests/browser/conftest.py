@@ -1,0 +1,248 @@
+"""Browser fixtures: headless Chromium driven by Playwright, against the real server.
+
+Chromium is Debian's ``chromium`` package (``/usr/bin/chromium``, or
+``ANONBOX_TEST_CHROMIUM``), not Playwright's download, which cannot be fetched here.
+``.ci/run`` and ``make test`` (as root) install it when missing; without it these tests
+skip locally and fail with CI=true.
+
+Every page is watched: a Content Security Policy violation reported in the console, an
+uncaught script error, or a request to anything but loopback fails the test (requests
+elsewhere are also aborted, so a CDN reference cannot hang or pass by luck).
+Screenshots of the main pages go to ``test-artifacts/screenshots/``.
+
+Playwright's sync API keeps an event loop running on the test thread while it is open,
+so ``asyncio.run`` there fails: Playwright is package-scoped (closed before other
+packages' tests run), and setup that runs ``asyncio.run`` (creating a PostgreSQL
+database) runs on a worker thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Page,
+    Route,
+    WebError,
+    sync_playwright,
+)
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import Request as BrowserRequest
+
+from tests.auth.conftest import Provider, signin_env
+from tests.auth.conftest import provider as provider  # the same fixture, re-exported here
+from tests.conftest import IN_CI, Creator
+from tests.server import Server
+
+CHROMIUM = Path(os.environ.get("ANONBOX_TEST_CHROMIUM", "/usr/bin/chromium"))
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 412, "height": 915}
+T = TypeVar("T")
+
+
+def off_the_loop(function: Callable[..., T], *args: Any) -> T:
+    """Call ``function`` on a fresh thread, where ``asyncio.run`` works while Playwright is open."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(function, *args).result()
+
+
+# --- Chromium --------------------------------------------------------------------------
+
+
+def _require_chromium() -> None:
+    if CHROMIUM.exists():
+        return
+    reason = (
+        f"Chromium not found at {CHROMIUM}: `apt-get install chromium` "
+        "(make test does it when run as root), or set ANONBOX_TEST_CHROMIUM"
+    )
+    if IN_CI:
+        pytest.fail(f"{reason}; the browser tests are required when CI=true")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="package")
+def browser() -> Iterator[Browser]:
+    _require_chromium()
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+        yield launched
+        launched.close()
+
+
+# --- watching what pages do ------------------------------------------------------------
+
+
+@dataclass
+class Watch:
+    """What the pages of one test did that they should not have."""
+
+    csp_violations: list[str] = field(default_factory=list)
+    script_errors: list[str] = field(default_factory=list)
+    outside_requests: list[tuple[str, str]] = field(default_factory=list)  # (page, request)
+    requests: list[str] = field(default_factory=list)
+    not_ours: list[str] = field(default_factory=list)  # origins whose pages may reach out
+
+    def allow_outside_requests_from(self, origin: str) -> None:
+        """Pages of ``origin`` (not anonbox's) may reference the internet; still aborted."""
+        self.not_ours.append(origin)
+
+    def outside_requests_from_our_pages(self) -> list[tuple[str, str]]:
+        return [
+            (page, url)
+            for page, url in self.outside_requests
+            if not any(page.startswith(origin) for origin in self.not_ours)
+        ]
+
+    def on_console(self, message: ConsoleMessage) -> None:
+        if "Content Security Policy" in message.text:
+            self.csp_violations.append(message.text)
+
+    def on_request(self, request: BrowserRequest) -> None:
+        self.requests.append(request.url)
+
+    def on_script_error(self, error: WebError) -> None:
+        self.script_errors.append(f"{error.page.url if error.page else '?'}: {error.error}")
+
+    def on_route(self, route: Route) -> None:
+        try:
+            page = route.request.frame.url
+        except PlaywrightError:  # not from a frame (a worker)
+            page = "?"
+        self.outside_requests.append((page, route.request.url))
+        route.abort("blockedbyclient")
+
+
+def _leaves_loopback(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme in {"http", "https", "ws", "wss"} and parts.hostname not in LOOPBACK
+
+
+@pytest.fixture
+def watch() -> Watch:
+    return Watch()
+
+
+@pytest.fixture
+def new_context(browser: Browser, watch: Watch) -> Iterator[Callable[..., BrowserContext]]:
+    """Browser contexts (each its own cookies, like a separate person) that report into
+    ``watch``; ``new_context(java_script_enabled=False, viewport=PHONE)`` and so on.
+    At the end of the test, CSP violations, script errors and requests from our pages to
+    anywhere but loopback fail it."""
+    contexts: list[BrowserContext] = []
+
+    def make(**options: Any) -> BrowserContext:
+        context = browser.new_context(
+            **{"viewport": DESKTOP, "color_scheme": "light", "locale": "en-GB", **options}
+        )
+        context.set_default_timeout(10_000)
+        context.on("console", watch.on_console)
+        context.on("request", watch.on_request)
+        context.on("weberror", watch.on_script_error)
+        context.route(_leaves_loopback, watch.on_route)
+        contexts.append(context)
+        return context
+
+    yield make
+    for context in contexts:
+        with contextlib.suppress(PlaywrightError):  # already gone with the browser
+            context.close()
+    assert not watch.csp_violations, f"CSP violations: {watch.csp_violations}"
+    assert not watch.script_errors, f"uncaught script errors: {watch.script_errors}"
+    outside = watch.outside_requests_from_our_pages()
+    assert not outside, f"requests beyond loopback (page, request): {outside}"
+
+
+class Screenshot(Protocol):
+    def __call__(self, page: Page, name: str, *, full_page: bool = True) -> Path: ...
+
+
+@pytest.fixture
+def screenshot() -> Screenshot:
+    """Keep a PNG of ``page`` as ``test-artifacts/screenshots/<name>.png``."""
+
+    def take(page: Page, name: str, *, full_page: bool = True) -> Path:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=full_page, animations="disabled")
+        return path
+
+    return take
+
+
+# --- the service -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Site:
+    """anonbox, configured to sign in through ``provider`` with browser redirects."""
+
+    server: Server
+    provider: Provider
+    backend: str
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def new_creator(self) -> Creator:
+        """A creator made as ``anonbox creator create --json`` makes one."""
+        made = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "anonbox",
+                "creator",
+                "create",
+                "--email",
+                f"browser-{uuid.uuid4().hex[:10]}@example.org",
+                "--json",
+            ],
+            env={**os.environ, "ANONBOX_DATABASE_URL": self.server.database_url},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        document = json.loads(made.stdout)
+        return Creator(document["user_id"], document["link_id"], document["api_key"])
+
+    def api(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=30)
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgresql"])
+def site(
+    request: pytest.FixtureRequest,
+    provider: Provider,
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Site]:
+    _require_chromium()  # before starting anything
+    backend = str(request.param)
+    database_url = off_the_loop(database_url_factory, backend)
+    server = Server(database_url, tmp_path_factory.mktemp("logs") / f"browser-{backend}.log")
+    # The provider sends the browser back to this server, so the redirect names its port.
+    server.extra_env.update(
+        signin_env(provider.url, ANONBOX_GOOGLE_REDIRECT_URI=f"{server.url}/auth/google/callback")
+    )
+    server.start()
+    yield Site(server, provider, backend)
+    server.stop()
