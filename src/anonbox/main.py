@@ -42,6 +42,8 @@ from anonbox.moderation.router import ROUTES as MODERATION_ROUTES
 from anonbox.safety.gate import Gate
 from anonbox.safety.router import ROUTES as SAFETY_ROUTES
 from anonbox.safety.senders import SenderKeys
+from anonbox.web.routes import ROUTES as WEB_ROUTES
+from anonbox.web.routing import TEMPLATES
 
 
 def provide_db(state: State) -> Database:
@@ -114,7 +116,9 @@ def create_app(
             readyz,
             openapi_document,
             *([metrics_endpoint] if metrics is not None else []),
+            *WEB_ROUTES,
         ],
+        template_config=TEMPLATES,
         state=State(
             {
                 "settings": settings,
