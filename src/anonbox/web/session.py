@@ -1,0 +1,82 @@
+"""The browser's sign-in session: the same access and refresh tokens as the API, in cookies.
+
+Both cookies are HttpOnly (no script reads them), ``Secure`` outside local development,
+and SameSite=Lax: the session begins on the provider's redirect back to us, a cross-site
+top-level navigation, after which a Strict cookie would not be sent to ``/dashboard``.
+Form posts are protected by the CSRF token (``web.security``), not by SameSite alone.
+
+When the access token has expired, the refresh token renews it on the way (one rotation,
+as ``POST /auth/refresh`` does) and the answer carries the new pair.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from litestar import Request, Response
+
+from anonbox.auth.service import Principal, authenticate
+from anonbox.auth.sessions import SessionTokens, refresh_session
+from anonbox.core.database import Database
+from anonbox.core.errors import Unauthorized
+from anonbox.core.settings import Settings
+
+ACCESS_COOKIE = "anonbox_session"
+REFRESH_COOKIE = "anonbox_session_refresh"
+
+
+@dataclass(frozen=True, slots=True)
+class Browser:
+    """Who the browser is signed in as, and the tokens to hand back if they were renewed."""
+
+    principal: Principal
+    renewed: SessionTokens | None = None
+
+
+async def browser_session(
+    request: Request[Any, Any, Any], db: Database, settings: Settings
+) -> Browser | None:
+    """The signed-in creator of this browser, renewing an expired access token; None if
+    the browser is not signed in (or its session ended)."""
+    access = request.cookies.get(ACCESS_COOKIE)
+    if access:
+        try:
+            return Browser(await authenticate(db, access))
+        except Unauthorized:
+            pass
+    refresh = request.cookies.get(REFRESH_COOKIE)
+    if not refresh:
+        return None
+    try:
+        tokens = await refresh_session(db, refresh_token=refresh, settings=settings)
+        return Browser(await authenticate(db, tokens.access_token), renewed=tokens)
+    except Unauthorized:
+        return None
+
+
+def set_session_cookies(response: Response[Any], tokens: SessionTokens, settings: Settings) -> None:
+    for name, value, max_age in (
+        (ACCESS_COOKIE, tokens.access_token, tokens.expires_in),
+        (REFRESH_COOKIE, tokens.refresh_token, settings.refresh_token_ttl_seconds),
+    ):
+        response.set_cookie(
+            name,
+            value,
+            path="/",
+            max_age=max_age,
+            httponly=True,
+            secure=settings.secure_cookies,
+            samesite="lax",
+        )
+
+
+def clear_session_cookies(response: Response[Any]) -> None:
+    for name in (ACCESS_COOKIE, REFRESH_COOKIE):
+        response.delete_cookie(name, path="/")
+
+
+def carry_renewal(response: Response[Any], browser: Browser | None, settings: Settings) -> None:
+    """Hand a renewed token pair back to the browser with whatever this answer is."""
+    if browser is not None and browser.renewed is not None:
+        set_session_cookies(response, browser.renewed, settings)

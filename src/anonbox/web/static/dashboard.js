@@ -1,0 +1,57 @@
+// Live inbox: new messages arrive as server-sent events (JSON) and are added with
+// textContent, never as HTML. Without this file every page still works by reloading.
+(function () {
+  "use strict";
+  var inbox = document.getElementById("inbox");
+  var template = document.getElementById("message-template");
+  if (!inbox || !template || !window.EventSource) {
+    return;
+  }
+  var list = document.getElementById("messages");
+  var unread = document.getElementById("unread-count");
+  var live = inbox.dataset.live === "true";
+  var url = new URL(inbox.dataset.eventsUrl, window.location.href);
+  if (inbox.dataset.after) {
+    url.searchParams.set("after", inbox.dataset.after);
+  }
+
+  function messageNode(message) {
+    var node = template.content.firstElementChild.cloneNode(true);
+    node.id = "m-" + message.id;
+    node.dataset.messageId = message.id;
+    node.querySelectorAll("form").forEach(function (form) {
+      form.setAttribute("action", form.getAttribute("action").replace("MESSAGE_ID", message.id));
+    });
+    node.querySelectorAll("[id], [for]").forEach(function (element) {
+      ["id", "for"].forEach(function (name) {
+        var value = element.getAttribute(name);
+        if (value) {
+          element.setAttribute(name, value.replace("MESSAGE_ID", message.id));
+        }
+      });
+    });
+    node.querySelector(".message-content").textContent = message.message_content;
+    var time = node.querySelector("time");
+    time.setAttribute("datetime", message.created_at);
+    time.textContent = message.created_at;
+    return node;
+  }
+
+  var source = new EventSource(url.toString());
+  source.addEventListener("message", function (event) {
+    var message = JSON.parse(event.data);
+    if (document.querySelector('[data-message-id="' + message.id + '"]')) {
+      return;
+    }
+    var count = Number(unread.dataset.count || "0") + 1;
+    unread.dataset.count = String(count);
+    unread.textContent = String(count);
+    if (live) {
+      list.prepend(messageNode(message));
+      var empty = document.getElementById("inbox-empty");
+      if (empty) {
+        empty.remove();
+      }
+    }
+  });
+})();

@@ -1,0 +1,460 @@
+"""The creator's dashboard over HTTP: signing in through the browser redirect flow against a
+real OpenID Connect provider on loopback, every form action checked through the API,
+CSRF, ownership, unread counts, live updates and escaping. Each test runs on SQLite and
+on PostgreSQL."""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+
+from tests.actions import inbox_item, inbox_items, post_message, post_reply, reply_items
+from tests.auth.conftest import (
+    Provider,
+    _close_browser,  # noqa: F401 - fixture
+    backend,  # noqa: F401 - fixture
+    consent,
+    cookie_attributes,
+    cookie_header_client,
+    http_client,
+    provider,  # noqa: F401 - fixture
+    running_servers,
+    set_cookies,
+    signin_env,
+)
+from tests.conftest import Creator
+from tests.server import Server
+
+SESSION_COOKIE = "anonbox_session"
+SESSION_REFRESH_COOKIE = "anonbox_session_refresh"
+CSRF_COOKIE = "anonbox_csrf"
+
+
+@pytest.fixture(scope="module")
+def servers(
+    backend: str,  # noqa: F811
+    provider: Provider,  # noqa: F811
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[str, Server]]:
+    envs = {
+        "development": signin_env(provider.url),
+        "production": signin_env(
+            provider.url, ANONBOX_ENV="production", ANONBOX_SECRET_KEY="s" * 48
+        ),
+    }
+    log_dir = tmp_path_factory.mktemp("web-logs")
+    with running_servers(database_url_factory, log_dir, backend, envs) as running:
+        yield running
+
+
+@dataclass
+class Browser:
+    """A signed-in browser: its cookie jar, its creator's link and access token."""
+
+    client: httpx.Client
+    link_id: str
+
+    @property
+    def access_token(self) -> str:
+        return str(self.client.cookies[SESSION_COOKIE])
+
+    @property
+    def creator(self) -> Creator:
+        return Creator(user_id="", link_id=self.link_id, api_key=self.access_token)
+
+    def csrf(self, path: str = "/dashboard") -> str:
+        page = self.client.get(path)
+        assert page.status_code == 200, page.text
+        return csrf_of(page.text)
+
+    def submit(self, action: str, fields: dict[str, str] | None = None) -> httpx.Response:
+        return self.client.post(action, data={"csrf_token": self.csrf(), **(fields or {})})
+
+
+def csrf_of(page: str) -> str:
+    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert found, page
+    return found.group(1)
+
+
+def sign_in_browser(base_url: str, idp: Provider) -> tuple[httpx.Client, httpx.Response]:
+    """Click "Sign in with Google", consent at the provider, follow it back."""
+    client = http_client(base_url)
+    started = client.get("/signin")
+    assert started.status_code == 303, started.text
+    assert started.headers["location"].startswith(idp.url)
+    user = idp.new_user()
+    code, state = consent(started.headers["location"], user.sub)
+    # Sent by hand: a cookie jar keeps a Secure cookie off plain HTTP, as a browser would.
+    binding = cookie_attributes(set_cookies(started, "anonbox_signin")[0])["value"]
+    finished = client.get(
+        "/auth/google/callback",
+        params={"code": code, "state": state},
+        headers={"Cookie": f"anonbox_signin={binding}"},
+    )
+    return client, finished
+
+
+@pytest.fixture
+def make_browser(
+    servers: dict[str, Server],
+    provider: Provider,  # noqa: F811
+) -> Iterator[Callable[[], Browser]]:
+    clients: list[httpx.Client] = []
+
+    def make() -> Browser:
+        client, finished = sign_in_browser(servers["development"].url, provider)
+        clients.append(client)
+        assert finished.status_code == 303, finished.text
+        page = client.get("/dashboard")
+        assert page.status_code == 200, page.text
+        found = re.search(r'data-link-id="([^"]+)"', page.text)
+        assert found
+        return Browser(client, found.group(1))
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+@pytest.fixture
+def browser(make_browser: Callable[[], Browser]) -> Browser:
+    return make_browser()
+
+
+@pytest.fixture
+def api(servers: dict[str, Server]) -> Iterator[httpx.Client]:
+    with http_client(servers["development"].url) as client:
+        yield client
+
+
+def article(page: str, message_id: str) -> str:
+    found = re.search(rf'<article[^>]*data-message-id="{message_id}".*?</article>', page, re.S)
+    assert found, page
+    return found.group(0)
+
+
+def unread_count(page: str) -> int:
+    found = re.search(r'id="unread-count"[^>]*>(\d+)<', page)
+    assert found, page
+    return int(found.group(1))
+
+
+# --- signing in and out -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("environment", ["development", "production"])
+def test_signing_in_through_the_browser_ends_on_the_dashboard(
+    servers: dict[str, Server],
+    provider: Provider,  # noqa: F811
+    environment: str,
+) -> None:
+    client, finished = sign_in_browser(servers[environment].url, provider)
+    client.close()
+    assert finished.status_code == 303, finished.text
+    assert finished.headers["location"] == "/dashboard"
+    for name in (SESSION_COOKIE, SESSION_REFRESH_COOKIE):
+        [cookie] = set_cookies(finished, name)
+        attributes = cookie_attributes(cookie)
+        assert "httponly" in attributes
+        assert attributes["samesite"].lower() == "lax"
+        assert attributes["path"] == "/"
+        assert ("secure" in attributes) == (environment == "production")
+    [gone] = set_cookies(finished, "anonbox_signin")
+    assert "max-age=0" in gone.lower() or "expires=" in gone.lower()
+
+    token = cookie_attributes(set_cookies(finished, SESSION_COOKIE)[0])["value"]
+    with cookie_header_client(servers[environment].url, {SESSION_COOKIE: token}) as fresh:
+        dashboard = fresh.get("/dashboard")
+    assert dashboard.status_code == 200, dashboard.text
+    assert 'id="inbox"' in dashboard.text
+    assert "script-src 'self'" in dashboard.headers["content-security-policy"]
+    assert "<script>" not in dashboard.text  # no inline script
+
+
+def test_the_dashboard_asks_a_stranger_to_sign_in(api: httpx.Client) -> None:
+    page = api.get("/dashboard")
+    assert page.status_code == 401
+    assert "text/html" in page.headers["content-type"]
+    assert 'href="/signin"' in page.text
+    assert "Sign in with Google" in page.text
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"error": "access_denied", "state": "whatever"},
+        {"error": "server_error"},
+        {"code": "made-up", "state": "made-up"},
+        {"code": "only-a-code"},
+        {},
+    ],
+)
+def test_a_refused_callback_is_a_page_never_a_500(
+    api: httpx.Client, params: dict[str, str]
+) -> None:
+    answer = api.get("/auth/google/callback", params=params)
+    assert answer.status_code == 400, answer.text
+    assert "text/html" in answer.headers["content-type"]
+    assert set_cookies(answer, SESSION_COOKIE) == []
+
+
+def test_a_callback_replayed_in_another_browser_signs_nobody_in(
+    servers: dict[str, Server],
+    provider: Provider,  # noqa: F811
+) -> None:
+    with (
+        http_client(servers["development"].url) as victim,
+        http_client(servers["development"].url) as attacker,
+    ):
+        started = victim.get("/signin")
+        code, state = consent(started.headers["location"], provider.new_user().sub)
+        stolen = attacker.get("/auth/google/callback", params={"code": code, "state": state})
+        assert stolen.status_code == 400
+        assert set_cookies(stolen, SESSION_COOKIE) == []
+
+
+def test_signing_out_ends_the_session(browser: Browser, api: httpx.Client) -> None:
+    token = browser.access_token
+    assert api.get("/user", headers={"X-API-Key": token}).status_code == 200
+
+    out = browser.submit("/signout")
+
+    assert out.status_code == 303
+    assert api.get("/user", headers={"X-API-Key": token}).status_code == 401
+    assert browser.client.get("/dashboard").status_code == 401
+
+
+def test_an_expired_access_cookie_is_renewed_with_the_refresh_cookie(
+    browser: Browser, api: httpx.Client
+) -> None:
+    old = browser.access_token
+    browser.client.cookies.set(SESSION_COOKIE, "anbs_expired", domain="127.0.0.1", path="/")
+
+    page = browser.client.get("/dashboard")
+
+    assert page.status_code == 200, page.text
+    assert browser.access_token != old
+    assert api.get("/user", headers={"X-API-Key": browser.access_token}).status_code == 200
+
+
+# --- the inbox and its actions ------------------------------------------------------------
+
+
+def test_the_inbox_shows_messages_and_a_reply_form_answers(
+    browser: Browser, api: httpx.Client
+) -> None:
+    message_id = post_message(api, browser.link_id, "What are you reading?")
+    page = browser.client.get("/dashboard")
+    entry = article(page.text, message_id)
+    assert "What are you reading?" in entry
+    assert 'for="reply-' in entry
+    assert ">Reply</label>" in entry
+
+    answered = browser.submit(
+        f"/dashboard/links/{browser.link_id}/messages/{message_id}/reply",
+        {"message_content": "A book about lighthouses.", "back": "/dashboard?filter=all"},
+    )
+
+    assert answered.status_code == 303, answered.text
+    assert answered.headers["location"] == "/dashboard?filter=all"
+    [reply] = reply_items(api, browser.creator, message_id)
+    assert reply["message_content"] == "A book about lighthouses."
+    assert "A book about lighthouses." in article(browser.client.get("/dashboard").text, message_id)
+
+
+def test_like_delete_reply_delete_message_and_block_through_forms(
+    browser: Browser, api: httpx.Client
+) -> None:
+    creator = browser.creator
+    base = f"/dashboard/links/{browser.link_id}/messages"
+    kept = post_message(api, browser.link_id, "keep me")
+    doomed = post_message(api, browser.link_id, "delete me")
+    reply_id = post_reply(api, creator, kept, "first answer")
+
+    assert browser.submit(f"{base}/{kept}/like").status_code == 303
+    assert inbox_item(api, creator, kept)["like_by_creator"] is True
+    assert browser.submit(f"{base}/{kept}/like").status_code == 303
+    assert inbox_item(api, creator, kept)["like_by_creator"] is False
+
+    assert browser.submit(f"{base}/{kept}/replies/{reply_id}/delete").status_code == 303
+    assert reply_items(api, creator, kept) == []
+
+    assert browser.submit(f"{base}/{doomed}/delete").status_code == 303
+    assert [m["id"] for m in inbox_items(api, creator)] == [kept]
+
+    assert browser.submit(f"{base}/{kept}/block").status_code == 303
+    blocked = api.get("/blocks", headers=creator.headers).json()["data"]["items"]
+    assert [b["message_excerpt"] for b in blocked] == ["keep me"]
+    # The blocked sender (this test, from 127.0.0.1) is dropped silently from now on.
+    post_message(api, browser.link_id, "after the block")
+    assert [m["id"] for m in inbox_items(api, creator)] == [kept]
+
+
+def test_filters_show_what_they_say(browser: Browser, api: httpx.Client) -> None:
+    creator = browser.creator
+    plain = post_message(api, browser.link_id, "plain")
+    answered = post_message(api, browser.link_id, "answered")
+    liked = post_message(api, browser.link_id, "liked")
+    post_reply(api, creator, answered)
+    api.put(f"/message/{browser.link_id}/{liked}/like", headers=creator.headers)
+
+    def shown(which: str) -> set[str]:
+        page = browser.client.get(f"/dashboard/links/{browser.link_id}", params={"filter": which})
+        assert page.status_code == 200, page.text
+        return set(re.findall(r'<article[^>]*data-message-id="([0-9a-z]{26})"', page.text))
+
+    assert shown("all") == {plain, answered, liked}
+    assert shown("answered") == {answered}
+    assert shown("unanswered") == {plain, liked}
+    assert shown("liked") == {liked}
+    assert browser.client.get("/dashboard?filter=bogus").status_code == 400
+
+
+def test_the_unread_count_goes_down_after_viewing(browser: Browser, api: httpx.Client) -> None:
+    for n in range(3):
+        post_message(api, browser.link_id, f"unread {n}")
+    inbox = f"/dashboard/links/{browser.link_id}"
+
+    first = browser.client.get(inbox)
+    assert unread_count(first.text) == 3
+    assert len(re.findall(r'class="card message unread" id="m-[0-9a-z]{26}"', first.text)) == 3
+
+    second = browser.client.get(inbox)
+    assert unread_count(second.text) == 0
+    unread_page = browser.client.get(inbox, params={"filter": "unread"}).text
+    assert re.findall(r'<article[^>]*data-message-id="[0-9a-z]{26}"', unread_page) == []
+
+    post_message(api, browser.link_id, "one more")
+    assert unread_count(browser.client.get(inbox).text) == 1
+
+
+def test_link_settings_muted_words_and_api_keys(browser: Browser, api: httpx.Client) -> None:
+    creator = browser.creator
+    saved = browser.submit(
+        f"/dashboard/links/{browser.link_id}/settings",
+        {"prompt": "Ask me about boats", "paused": "on"},
+    )
+    assert saved.status_code == 303, saved.text
+    link = api.get(f"/links/{browser.link_id}", headers=creator.headers).json()["data"]
+    assert (link["prompt"], link["paused"]) == ("Ask me about boats", True)
+    browser.submit(f"/dashboard/links/{browser.link_id}/settings", {"prompt": "Ask me"})
+    assert api.get(f"/links/{browser.link_id}", headers=creator.headers).json()["data"] == {
+        **link,
+        "prompt": "Ask me",
+        "paused": False,
+    }
+
+    assert browser.submit("/dashboard/muted-words", {"word": "spoiler"}).status_code == 303
+    [word] = api.get("/muted-words", headers=creator.headers).json()["data"]["items"]
+    assert word["word"] == "spoiler"
+    assert browser.submit(f"/dashboard/muted-words/{word['id']}/delete").status_code == 303
+    assert api.get("/muted-words", headers=creator.headers).json()["data"]["items"] == []
+
+    created = browser.submit("/dashboard/api-keys", {"name": "my bot"})
+    assert created.status_code == 201, created.text
+    found = re.search(r'id="new-api-key">(anb_[0-9A-Za-z]+)<', created.text)
+    assert found, created.text
+    key = found.group(1)
+    assert api.get("/user", headers={"X-API-Key": key}).status_code == 200
+    account = browser.client.get("/dashboard/account")
+    assert key not in account.text  # shown once
+    [listed] = [
+        k
+        for k in api.get("/auth/api-keys", headers=creator.headers).json()["data"]["items"]
+        if k["name"] == "my bot"
+    ]
+    assert browser.submit(f"/dashboard/api-keys/{listed['id']}/revoke").status_code == 303
+    assert api.get("/user", headers={"X-API-Key": key}).status_code == 401
+
+
+# --- security ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("token", [None, "wrong-token-of-a-decent-length-0123456789"])
+def test_a_form_without_the_right_csrf_token_is_refused(
+    browser: Browser, api: httpx.Client, token: str | None
+) -> None:
+    message_id = post_message(api, browser.link_id, "untouched")
+    browser.csrf()  # the browser holds a CSRF cookie, the forged form does not match it
+    base = f"/dashboard/links/{browser.link_id}/messages/{message_id}"
+    fields = {} if token is None else {"csrf_token": token}
+
+    for action, extra in [
+        ("/reply", {"message_content": "forged"}),
+        ("/like", {}),
+        ("/delete", {}),
+    ]:
+        refused = browser.client.post(base + action, data={**fields, **extra})
+        assert refused.status_code == 403, refused.text
+        assert "text/html" in refused.headers["content-type"]
+    assert browser.client.post("/signout", data=fields).status_code == 403
+
+    item = inbox_item(api, browser.creator, message_id)
+    assert (item["reply_count"], item["like_by_creator"]) == (0, False)
+    assert api.get("/user", headers={"X-API-Key": browser.access_token}).status_code == 200
+
+
+def test_another_creators_link_is_refused_and_shows_nothing(
+    make_browser: Callable[[], Browser], api: httpx.Client
+) -> None:
+    owner, other = make_browser(), make_browser()
+    secret = "a secret only the owner may read"
+    message_id = post_message(api, owner.link_id, secret)
+
+    page = other.client.get(f"/dashboard/links/{owner.link_id}")
+    assert page.status_code in {403, 404}
+    assert secret not in page.text
+    with other.client.stream("GET", f"/dashboard/links/{owner.link_id}/events") as events:
+        assert events.status_code in {403, 404}
+
+    replied = other.submit(
+        f"/dashboard/links/{owner.link_id}/messages/{message_id}/reply",
+        {"message_content": "not mine"},
+    )
+    assert replied.status_code in {403, 404}
+    deleted = other.submit(f"/dashboard/links/{owner.link_id}/messages/{message_id}/delete")
+    assert deleted.status_code in {403, 404}
+    assert inbox_item(api, owner.creator, message_id)["reply_count"] == 0
+
+
+def test_a_script_in_a_message_is_shown_as_text(browser: Browser, api: httpx.Client) -> None:
+    hostile = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+    message_id = post_message(api, browser.link_id, hostile)
+
+    page = browser.client.get("/dashboard").text
+
+    entry = article(page, message_id)
+    assert "<script>alert" not in page
+    assert "<img src=x" not in page
+    shown = re.search(r'<p class="message-content">(.*?)</p>', entry, re.S)
+    assert shown
+    assert "<" not in shown.group(1)
+    assert html.unescape(shown.group(1)) == hostile
+
+
+def test_a_message_posted_after_the_stream_opened_arrives_live(
+    browser: Browser, api: httpx.Client
+) -> None:
+    path = f"/dashboard/links/{browser.link_id}/events"
+    with browser.client.stream("GET", path, timeout=httpx.Timeout(10.0, read=5.0)) as events:
+        assert events.status_code == 200
+        assert events.headers["content-type"].startswith("text/event-stream")
+        message_id = post_message(api, browser.link_id, "<b>live</b> hello")
+        deadline = time.monotonic() + 10
+        received: list[str] = []
+        for line in events.iter_lines():
+            received.append(line)
+            if line.startswith("data:") and message_id in line:
+                break
+            assert time.monotonic() < deadline, received
+    data = received[-1]
+    assert '"message_content":"<b>live</b> hello"' in data  # JSON; the page adds it as text
+    assert f"id: {message_id}" in received or f"id:{message_id}" in received
