@@ -40,6 +40,7 @@ from playwright.sync_api import (
     Page,
     Route,
     WebError,
+    expect,
     sync_playwright,
 )
 from playwright.sync_api import Error as PlaywrightError
@@ -56,6 +57,10 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 412, "height": 915}
 T = TypeVar("T")
+
+# Pages wait on a live stream polled each second and on Swagger UI parsing a large
+# document: give slow CI machines room beyond Playwright's 5 s default.
+expect.set_options(timeout=10_000)
 
 
 def off_the_loop(function: Callable[..., T], *args: Any) -> T:

@@ -17,7 +17,12 @@ def test_docs_list_the_operations_without_leaving_the_machine(
     screenshot: Screenshot,
 ) -> None:
     page = new_context().new_page()
-    page.goto(f"{site.url}/docs")
+    opened = page.goto(f"{site.url}/docs")
+    assert opened is not None
+    assert opened.ok
+    policy = opened.headers["content-security-policy"]  # the pages' strict policy, unchanged
+    assert "script-src 'self';" in policy
+    assert "unsafe" not in policy
 
     send = page.locator(".opblock-summary", has_text="Send an anonymous message to a link")
     expect(send).to_be_visible()
