@@ -34,9 +34,14 @@ format: $(STAMP) ## Apply ruff's formatting and safe fixes
 	$(BIN)/ruff format src tests
 	$(BIN)/ruff check --fix src tests
 
-lock: $(STAMP) ## Re-pin requirements.lock from pyproject.toml
+# The image's two locks take their pins from requirements.lock (-c), so the image runs
+# exactly the versions the tests ran: requirements-runtime.lock is it without the dev
+# extra, deploy/requirements-build.lock the build backend (hatchling) the Dockerfile uses.
+lock: $(STAMP) ## Re-pin requirements.lock from pyproject.toml, then the image's locks from it
 	$(BIN)/python -m pip install --quiet uv
 	$(BIN)/uv pip compile pyproject.toml --extra dev --generate-hashes --python-version 3.11 --universal -o requirements.lock
+	$(BIN)/uv pip compile pyproject.toml -c requirements.lock --generate-hashes --python-version 3.11 --universal -o requirements-runtime.lock
+	$(BIN)/uv pip compile deploy/build-requirements.in -c requirements.lock --generate-hashes --python-version 3.11 --universal -o deploy/requirements-build.lock
 
 bench: $(STAMP) ## Run the benchmarks against the floor (BENCH_ARGS="--quick --db sqlite"); installs wrk and bench/requirements.lock
 	@command -v wrk >/dev/null || (apt-get update && apt-get install -y wrk)
