@@ -74,6 +74,7 @@ def create_app(
     metrics = Metrics() if metrics_settings.enabled else None
     # httpx logs every provider call at INFO; the calls are ours and their failures are errors.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.captureWarnings(True)  # a library's warning becomes a log line like any other
 
     @asynccontextmanager
     async def resources(app: Litestar) -> AsyncIterator[None]:
