@@ -108,7 +108,7 @@ class Watch:
 
     def allow_outside_requests_from(self, origin: str) -> None:
         """Pages of ``origin`` (not anonbox's) may reference the internet; still aborted."""
-        self.not_ours.append(origin)
+        self.not_ours.append(origin.rstrip("/") + "/")  # the slash: port 80 is not 8000
 
     def outside_requests_from_our_pages(self) -> list[tuple[str, str]]:
         return [
