@@ -226,12 +226,6 @@ def test_the_server_stops_within_a_bounded_wait(stop: Stop) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="uvicorn re-raises SIGTERM after its graceful shutdown (Server.capture_signals), "
-    "so `anonbox serve` dies by the signal: return code -15, 143 in a shell or container",
-)
 def test_the_server_exits_with_status_0(stop: Stop) -> None:
     assert stop.exit_status == 0, f"exit status {stop.exit_status}"
 

@@ -7,10 +7,12 @@ import json
 import logging.config
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
 
 import click
 
@@ -51,6 +53,10 @@ def serve(host: str, port: int, workers: int) -> None:
     from anonbox.core.metrics import MetricsSettings
     from anonbox.migrations import upgrade
 
+    # uvicorn finishes what is in flight on SIGTERM, then raises the signal again for the
+    # handler that was there before it; the default one would end a clean shutdown as
+    # "killed by SIGTERM" (status 143), which supervisors read as a crash.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     with _plainly():
         logs = LogSettings.from_env()
         logging.config.dictConfig(log_config(logs))  # the migration's lines are JSON too
@@ -75,6 +81,10 @@ def serve(host: str, port: int, workers: int) -> None:
             log_config=log_config(logs),
             log_level=logs.level,
         )
+
+
+def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)
 
 
 @contextmanager
