@@ -165,6 +165,15 @@ async def delete_message(conn: Connection, *, link_id: str, message_id: str) -> 
     return deleted == 1
 
 
+async def answered_message(conn: Connection, *, link_id: str, message_id: str) -> Row | None:
+    return await conn.fetchrow(
+        "SELECT id, content, like_by_creator, created_at, reply_count FROM messages"
+        " WHERE id = $1 AND link_id = $2 AND reply_count > 0",
+        message_id,
+        link_id,
+    )
+
+
 async def reply_count(conn: Connection, *, link_id: str, message_id: str) -> int | None:
     row = await conn.fetchrow(
         "SELECT reply_count FROM messages WHERE id = $1 AND link_id = $2", message_id, link_id

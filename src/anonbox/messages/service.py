@@ -220,17 +220,24 @@ async def inbox(
     rows = await repository.inbox_page(
         db, link_id=link_id, before=cursor, limit=limit + 1, answered_only=answered_only
     )
-    items = [
-        InboxItem(
-            id=row["id"],
-            message_content=row["content"],
-            like_by_creator=bool(row["like_by_creator"]),
-            created_at=isoformat_us(row["created_at"]),
-            reply_count=row["reply_count"],
-        )
-        for row in rows[:limit]
-    ]
+    items = [_inbox_item(row) for row in rows[:limit]]
     return InboxPage(items=items, next_cursor=_next_cursor(rows, limit))
+
+
+def _inbox_item(row: Row) -> InboxItem:
+    return InboxItem(
+        id=row["id"],
+        message_content=row["content"],
+        like_by_creator=bool(row["like_by_creator"]),
+        created_at=isoformat_us(row["created_at"]),
+        reply_count=row["reply_count"],
+    )
+
+
+async def answered_message(db: Database, *, link_id: str, message_id: str) -> InboxItem | None:
+    """One message of the link that has a reply (what anyone may see), or None."""
+    row = await repository.answered_message(db, link_id=link_id, message_id=message_id)
+    return None if row is None else _inbox_item(row)
 
 
 async def replies(

@@ -236,26 +236,13 @@ def _fields(link: PublicLink) -> dict[str, Any]:
     return {name: getattr(link, name) for name in link.__struct_fields__}
 
 
-async def _answered_message(db: DB, link_id: str, message_id: str) -> InboxItem | None:
-    """The message, if it is under this link and answered; else None.
-
-    The public listing is asked for the one answered message at or below ``message_id``:
-    ids are same-length strings, so ``message_id + "0"`` is the smallest cursor above it.
-    """
-    page = await messages.inbox(
-        db, link_id=link_id, cursor=message_id + "0", limit=1, answered_only=True
-    )
-    found = page.items[0] if page.items else None
-    return found if found is not None and found.id == message_id else None
-
-
 @get("/{link_id:str}/{message_id:str}/card.png", name="public:card")
 async def share_card(request: AnyRequest, link_id: str, message_id: str, db: DB) -> Response[Any]:
     """An answered message and its latest reply as a PNG for phone stories."""
     link = await _public_link(db, link_id)
     if link is None or not ULID_PATTERN.match(message_id):
         return not_found(request)
-    message = await _answered_message(db, link.id, message_id)
+    message = await messages.answered_message(db, link_id=link.id, message_id=message_id)
     if message is None:
         return not_found(request)
     try:
