@@ -28,6 +28,7 @@ import json
 import os
 import platform
 import random
+import re
 import secrets
 import shutil
 import socket
@@ -62,6 +63,7 @@ if (
 
 import asyncpg  # noqa: E402
 import psutil  # noqa: E402
+from floor import INBOX_AFTER, INBOX_FIRST  # noqa: E402
 
 from anonbox.core.ids import new_ulid  # noqa: E402
 
@@ -571,17 +573,14 @@ def seed(
 
 def query_plans(db: str, fixture: Fixture) -> dict[str, str]:
     """How each database runs the inbox query, first page and deep page, with what it cost."""
-    inbox = (
-        "SELECT id, content, like_by_creator, created_at, reply_count FROM messages"
-        " WHERE link_id = {link}{cursor} ORDER BY id DESC LIMIT 21"
-    )
-    pages = {"first": (), "deep": (fixture.deep_cursor,)}
+    # The statement anonbox and the floor both run (bench/floor.py), a page of 21.
+    pages = {"first": (INBOX_FIRST, ()), "deep": (INBOX_AFTER, (fixture.deep_cursor,))}
     plans: dict[str, str] = {}
     if db == "sqlite":
         conn = sqlite3.connect(fixture.url.removeprefix("sqlite:///"))
-        for page, extra in pages.items():
-            sql = inbox.format(link="?", cursor=" AND id < ?" if extra else "")
-            args = (fixture.inbox_link, *extra)
+        for page, (sql, extra) in pages.items():
+            sql = re.sub(r"\$\d", "?", sql)
+            args = (fixture.inbox_link, 21, *extra)
             plan = "; ".join(str(r[-1]) for r in conn.execute("EXPLAIN QUERY PLAN " + sql, args))
             started = time.perf_counter()
             conn.execute(sql, args).fetchall()
@@ -592,13 +591,12 @@ def query_plans(db: str, fixture: Fixture) -> dict[str, str]:
     async def run() -> None:
         conn = await asyncpg.connect(fixture.url)
         try:
-            for page, extra in pages.items():
-                sql = inbox.format(link="$1", cursor=" AND id < $2" if extra else "")
+            for page, (sql, extra) in pages.items():
                 # asyncpg prepares statements, so a generic plan may be used after 5 runs.
                 for mode in ("custom", "generic"):
                     await conn.execute(f"SET plan_cache_mode = force_{mode}_plan")
                     stmt = await conn.prepare("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + sql)
-                    lines = [r[0].strip() for r in await stmt.fetch(fixture.inbox_link, *extra)]
+                    lines = [r[0].strip() for r in await stmt.fetch(fixture.inbox_link, 21, *extra)]
                     keep = [x for x in lines if not x.startswith(("Planning", "Limit"))]
                     plans[f"{page}, {mode} plan"] = " / ".join(keep)
         finally:
