@@ -579,7 +579,7 @@ def query_plans(db: str, fixture: Fixture) -> dict[str, str]:
     if db == "sqlite":
         conn = sqlite3.connect(fixture.url.removeprefix("sqlite:///"))
         for page, (sql, extra) in pages.items():
-            sql = re.sub(r"\$\d", "?", sql)
+            sql = re.sub(r"\$(\d)", r"?\1", sql)
             args = (fixture.inbox_link, 21, *extra)
             plan = "; ".join(str(r[-1]) for r in conn.execute("EXPLAIN QUERY PLAN " + sql, args))
             started = time.perf_counter()
