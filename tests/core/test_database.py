@@ -52,7 +52,8 @@ def test_quick_reads_see_each_commit_at_once(tmp_path: Path) -> None:
             for n in range(ROWS + 1, ROWS + 51):
                 await db.execute("INSERT INTO numbers (n) VALUES ($1)", n)
                 row = await db.fetchrow("SELECT MAX(n) AS n FROM numbers")
-                assert row is not None and row["n"] == n
+                assert row is not None
+                assert row["n"] == n
             await db.execute("DELETE FROM numbers WHERE n > $1", ROWS)
             assert await db.fetchrow("SELECT n FROM numbers WHERE n = $1", ROWS + 1) is None
         finally:
