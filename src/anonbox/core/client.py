@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from anonbox.core.settings import IPNetwork
@@ -17,6 +18,7 @@ from anonbox.core.settings import IPNetwork
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
+@lru_cache(maxsize=4096)  # the same callers come back; each post reads its address twice
 def _parse(value: str) -> IPAddress | None:
     try:
         address = ipaddress.ip_address(value.strip())

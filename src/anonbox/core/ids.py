@@ -10,11 +10,13 @@ Links get short random ids, since they are typed and shared by people.
 
 from __future__ import annotations
 
+import base64
 import re
 import secrets
 import threading
 
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+_FROM_BASE32HEX = str.maketrans("0123456789ABCDEFGHIJKLMNOPQRSTUV", _CROCKFORD)
 _LINK_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 LINK_ID_LENGTH = 10  # 36**10 ~ 3.7e15: not enumerable
 
@@ -34,12 +36,11 @@ def new_ulid(epoch_us: int) -> str:
             # Same (or an earlier) millisecond: step up unpredictably, never sideways.
             candidate = _last_value + 1 + secrets.randbits(40)
         _last_value = candidate
-    value = candidate
-    chars = []
-    for _ in range(26):
-        chars.append(_CROCKFORD[value & 31])
-        value >>= 5
-    return "".join(reversed(chars))
+    # 26 characters of 5 bits hold 130: the value's 128 and two zero bits in front.
+    # base32hex spells 5-bit groups from the most significant one, in 0-9A-V: move the
+    # value to the top of 160 bits, keep the first 26 characters and respell them.
+    spelled = base64.b32hexencode((candidate << 30).to_bytes(20, "big"))[:26]
+    return spelled.decode("ascii").translate(_FROM_BASE32HEX)
 
 
 def new_link_id() -> str:
