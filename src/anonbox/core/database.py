@@ -111,10 +111,14 @@ class _SQLiteConnection:
         return count
 
 
-# A read the loop's own connection has not finished within this many SQLite VM steps is
-# interrupted and run again on the reader thread. A lookup by key takes 10 to 20 steps and
-# an inbox page of 21 about 600; counting 60,000 rows takes 190,000 (25 ms).
+# A read the loop's own connection has not finished within about this many SQLite VM
+# steps is interrupted and run again on the reader thread. A lookup by key takes 10 to 20
+# steps and an inbox page of 21 about 600; counting 60,000 rows takes 190,000 (25 ms).
 INLINE_READ_STEPS = 10_000
+# SQLite calls the progress handler every this many steps, counted over all the runs of a
+# cached statement, so the handler counts its own calls per read: the budget holds to
+# within one interval, and a quick read is never cut short by its predecessors' steps.
+_STEPS_PER_TICK = 1_000
 
 
 class _InlineReader:
@@ -128,11 +132,17 @@ class _InlineReader:
     """
 
     def __init__(self, conn: sqlite3.Connection, thread: _SQLiteConnection) -> None:
-        conn.set_progress_handler(lambda: 1, INLINE_READ_STEPS)  # non-zero: interrupt
+        conn.set_progress_handler(self._tick, _STEPS_PER_TICK)
         self._conn = conn
         self._thread = thread
+        self._ticks = 0
+
+    def _tick(self) -> int:
+        self._ticks += 1
+        return int(self._ticks * _STEPS_PER_TICK > INLINE_READ_STEPS)  # non-zero: interrupt
 
     async def fetch(self, sql: str, *args: Any) -> Sequence[Row]:
+        self._ticks = 0
         try:
             return self._conn.execute(_sqlite_sql(sql), args).fetchall()
         except sqlite3.OperationalError:  # interrupted, locked or failing: the thread decides
