@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import threading
 from typing import Any
 
 import httpx
@@ -88,3 +90,58 @@ def assert_error(response: httpx.Response, status: int, code: str | None = None)
     assert isinstance(metadata["timestamp"], str)
     assert metadata["timestamp"]
     return body
+
+
+def whole_inbox(base_url: str, creator: Creator) -> dict[str, str]:
+    """Every message in the creator's inbox, following next_cursor to the end."""
+    found: dict[str, str] = {}
+    cursor: str | None = None
+    with httpx.Client(base_url=base_url, timeout=30, headers=creator.headers) as client:
+        while True:
+            params: dict[str, str | int] = {"limit": 100}
+            if cursor:
+                params["cursor"] = cursor
+            page = client.get(f"/message/{creator.link_id}", params=params)
+            assert page.status_code == 200, page.text
+            data = page.json()["data"]
+            for item in data["items"]:
+                assert item["id"] not in found, f"{item['id']} listed twice"
+                found[item["id"]] = item["message_content"]
+            cursor = data["next_cursor"]
+            if cursor is None:
+                return found
+
+
+class Poster(threading.Thread):
+    """Posts until the server goes away; an answer counts only if it arrived whole."""
+
+    def __init__(self, base_url: str, link_id: str, label: str, progress: threading.Semaphore):
+        super().__init__(daemon=True)
+        self.base_url = base_url
+        self.link_id = link_id
+        self.label = label
+        self.progress = progress
+        self.attempted: list[str] = []
+        self.acknowledged: dict[str, str] = {}
+        self.unexpected: list[str] = []
+        self.ended_by: str | None = None  # the transport error that stopped it
+
+    def run(self) -> None:
+        with httpx.Client(base_url=self.base_url, timeout=30) as client:
+            for i in itertools.count():
+                text = f"{self.label} #{i}"
+                self.attempted.append(text)
+                try:
+                    # httpx raises on a body cut short of its Content-Length.
+                    response = client.post(
+                        f"/message/{self.link_id}", json={"message_content": text}
+                    )
+                except httpx.TransportError as exc:
+                    self.ended_by = type(exc).__name__
+                    return
+                data = response.json()["data"] if response.status_code == 201 else None
+                if data is None or data["message_content"] != text:
+                    self.unexpected.append(f"{response.status_code} {response.text[:300]}")
+                    return
+                self.acknowledged[data["id"]] = text
+                self.progress.release()

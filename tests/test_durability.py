@@ -10,7 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import Creator, make_creator_in
+from tests.actions import Poster, whole_inbox
+from tests.conftest import make_creator_in
 from tests.server import Server
 
 MESSAGES = 50
@@ -28,58 +29,6 @@ def post_many(base_url: str, link_id: str, texts: list[str]) -> dict[str, str]:
             if response.status_code == 201:
                 acknowledged[response.json()["data"]["id"]] = text
     return acknowledged
-
-
-class Poster(threading.Thread):
-    """Posts until the server goes away, recording only fully received 201s."""
-
-    def __init__(self, base_url: str, link_id: str, name: str, progress: threading.Semaphore):
-        super().__init__(daemon=True)
-        self.base_url = base_url
-        self.link_id = link_id
-        self.label = name
-        self.progress = progress
-        self.acknowledged: dict[str, str] = {}
-        self.unexpected: list[str] = []
-        self.cut_off = False
-
-    def run(self) -> None:
-        with httpx.Client(base_url=self.base_url, timeout=30) as client:
-            for i in range(100_000):
-                text = f"{self.label} #{i}"
-                try:
-                    response = client.post(
-                        f"/message/{self.link_id}", json={"message_content": text}
-                    )
-                    body = response.json() if response.status_code == 201 else None
-                except httpx.TransportError:
-                    self.cut_off = True
-                    return
-                if body is None:
-                    self.unexpected.append(f"{response.status_code} {response.text[:200]}")
-                    return
-                self.acknowledged[body["data"]["id"]] = text
-                self.progress.release()
-
-
-def whole_inbox(base_url: str, creator: Creator) -> dict[str, str]:
-    """Every message in the creator's inbox, following next_cursor to the end."""
-    found: dict[str, str] = {}
-    cursor: str | None = None
-    with httpx.Client(base_url=base_url, timeout=30, headers=creator.headers) as client:
-        while True:
-            params: dict[str, str | int] = {"limit": 100}
-            if cursor:
-                params["cursor"] = cursor
-            page = client.get(f"/message/{creator.link_id}", params=params)
-            assert page.status_code == 200, page.text
-            data = page.json()["data"]
-            for item in data["items"]:
-                assert item["id"] not in found, f"{item['id']} listed twice"
-                found[item["id"]] = item["message_content"]
-            cursor = data["next_cursor"]
-            if cursor is None:
-                return found
 
 
 @pytest.mark.slow
@@ -115,7 +64,7 @@ def test_no_acknowledged_message_is_lost_when_the_server_is_killed(
             poster.join(timeout=60)
             assert not poster.is_alive()
             assert poster.unexpected == [], poster.unexpected
-            assert poster.cut_off, f"{poster.label} was not posting when the server died"
+            assert poster.ended_by, f"{poster.label} was not posting when the server died"
             acknowledged.update(poster.acknowledged)
     finally:
         first.stop()

@@ -9,7 +9,6 @@ SIGKILL counterpart.
 
 from __future__ import annotations
 
-import itertools
 import json
 import socket
 import threading
@@ -17,52 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 import pytest
 
+from tests.actions import Poster, whole_inbox
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
-from tests.test_durability import whole_inbox
 
 POSTERS = 6
 ACKS_BEFORE_SIGTERM = 60  # acknowledgements seen before the signal: the load is real
 EXIT_TIMEOUT = 30.0  # seconds the server may take to stop; only a guard against hangs
 HELD_TEXT = "held across the signal"
-
-
-class Poster(threading.Thread):
-    """Posts until the server goes away; an answer counts only if it arrived whole."""
-
-    def __init__(self, base_url: str, link_id: str, label: str, progress: threading.Semaphore):
-        super().__init__(daemon=True)
-        self.base_url = base_url
-        self.link_id = link_id
-        self.label = label
-        self.progress = progress
-        self.attempted: list[str] = []
-        self.acknowledged: dict[str, str] = {}
-        self.unexpected: list[str] = []
-        self.ended_by: str | None = None  # the transport error that stopped it
-
-    def run(self) -> None:
-        with httpx.Client(base_url=self.base_url, timeout=30) as client:
-            for i in itertools.count():
-                text = f"{self.label} #{i}"
-                self.attempted.append(text)
-                try:
-                    # httpx raises on a body cut short of its Content-Length.
-                    response = client.post(
-                        f"/message/{self.link_id}", json={"message_content": text}
-                    )
-                except httpx.TransportError as exc:
-                    self.ended_by = type(exc).__name__
-                    return
-                data = response.json()["data"] if response.status_code == 201 else None
-                if data is None or data["message_content"] != text:
-                    self.unexpected.append(f"{response.status_code} {response.text[:300]}")
-                    return
-                self.acknowledged[data["id"]] = text
-                self.progress.release()
 
 
 class HeldPost:
