@@ -141,10 +141,13 @@ class _InlineReader:
         self._ticks += 1
         return int(self._ticks * _STEPS_PER_TICK > INLINE_READ_STEPS)  # non-zero: interrupt
 
+    def _inline(self, sql: str, args: Sequence[Any]) -> list[Any]:
+        self._ticks = 0  # the budget is per read; ticks left by the last one must not count
+        return self._conn.execute(_sqlite_sql(sql), args).fetchall()
+
     async def fetch(self, sql: str, *args: Any) -> Sequence[Row]:
-        self._ticks = 0
         try:
-            return self._conn.execute(_sqlite_sql(sql), args).fetchall()
+            return self._inline(sql, args)
         except sqlite3.OperationalError:  # interrupted, locked or failing: the thread decides
             return await self._thread.fetch(sql, *args)
 
@@ -153,7 +156,7 @@ class _InlineReader:
         return rows[0] if rows else None
 
     async def ping(self) -> None:
-        self._conn.execute("SELECT 1").fetchall()
+        self._inline("SELECT 1", ())
         await self._thread.fetchrow("SELECT 1")
 
     def close(self) -> None:
