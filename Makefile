@@ -19,7 +19,7 @@ $(STAMP): requirements.lock pyproject.toml
 install: $(STAMP) ## Create .venv and install the project from the lockfile
 
 run: $(STAMP) ## Serve on http://127.0.0.1:8000 (SQLite in ./anonbox.db unless ANONBOX_DATABASE_URL is set)
-	$(BIN)/anonbox serve
+	ANONBOX_LOG_FORMAT=$${ANONBOX_LOG_FORMAT:-text} $(BIN)/anonbox serve
 
 test: $(STAMP) ## Run the whole test suite (SQLite always; PostgreSQL when reachable, required with CI=true); as root, installs Chromium if missing
 	@[ -x /usr/bin/chromium ] || [ "$$(id -u)" != 0 ] || (apt-get update && apt-get install -y chromium)

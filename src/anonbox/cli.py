@@ -13,11 +13,14 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 import click
 
 from anonbox.core.errors import AnonboxError
 from anonbox.core.settings import Settings
+
+DEVELOPMENT_URL = "http://127.0.0.1:8000"
 
 
 @contextmanager
@@ -65,22 +68,65 @@ def serve(host: str, port: int, workers: int) -> None:
         upgrade(settings.database_url)  # once, before any worker starts
     from anonbox.core.http_protocol import BoundedHttpToolsProtocol
 
+    options: dict[str, Any] = {
+        "factory": True,
+        "host": host,
+        "port": port,
+        "workers": workers,
+        "http": BoundedHttpToolsProtocol,
+        # Never rewrite the client address from X-Forwarded-For (anyone can send it), and
+        # keep no access log: it would record every anonymous sender's address.
+        "proxy_headers": False,
+        "access_log": False,
+        "server_header": False,
+        "log_config": log_config(logs),
+        "log_level": logs.level,
+    }
+    welcome = _welcome(settings, settings.public_url or f"http://{_shown_host(host)}:{port}")
     with _metrics_directory(workers):
-        uvicorn.run(
-            "anonbox.main:create_app",
-            factory=True,
-            host=host,
-            port=port,
-            workers=workers,
-            http=BoundedHttpToolsProtocol,
-            # Never rewrite the client address from X-Forwarded-For (anyone can send it), and
-            # keep no access log: it would record every anonymous sender's address.
-            proxy_headers=False,
-            access_log=False,
-            server_header=False,
-            log_config=log_config(logs),
-            log_level=logs.level,
-        )
+        if workers > 1:  # the supervisor only starts workers: say it before they are up
+            logging.getLogger("anonbox").info(welcome)
+            uvicorn.run("anonbox.main:create_app", **options)
+            return
+        server = _welcoming_server(uvicorn.Config("anonbox.main:create_app", **options), welcome)
+        server.run()
+        if not server.started:
+            sys.exit(3)  # as uvicorn.run does when the application fails to start
+
+
+def _shown_host(host: str) -> str:
+    if host in {"0.0.0.0", "::", ""}:  # noqa: S104 - shown to a person, not bound
+        return "127.0.0.1"
+    return f"[{host}]" if ":" in host else host
+
+
+def _welcome(settings: Settings, url: str) -> str:
+    """What a person who just started the server needs to know: where, and how to get in."""
+    if settings.smtp_url is not None:
+        email = "sign in with your e-mail: the link is sent by mail"
+    elif settings.development:
+        email = "sign in with your e-mail: in development the link appears in this terminal"
+    else:
+        email = "e-mail sign-in is off until ANONBOX_SMTP_URL is set"
+    return (
+        f"anonbox is up at {url}/\n"
+        f"  Open it in your browser and {email}.\n"
+        "  Or print a one-time sign-in link from another terminal:\n"
+        "  .venv/bin/anonbox signin-link --email you@example.com"
+    )
+
+
+def _welcoming_server(config: Any, welcome: str) -> Any:
+    """uvicorn's server, which says where to open anonbox once it listens."""
+    import uvicorn
+
+    class WelcomingServer(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                logging.getLogger("anonbox").info(welcome)
+
+    return WelcomingServer(config)
 
 
 def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -155,6 +201,39 @@ def creator_create(email: str, name: str | None, as_json: bool) -> None:
         click.echo(f"creator {result['user_id']} <{result['email']}>")
         click.echo(f"link     {result['link_id']}")
         click.echo(f"api key  {result['api_key']}  (shown once: keep it safe)")
+
+
+@main.command("signin-link")
+@click.option("--email", required=True, help="The creator's e-mail address.")
+@click.option(
+    "--base-url",
+    default=None,
+    help="Where the service is reached [default: ANONBOX_PUBLIC_URL, else http://127.0.0.1:8000].",
+)
+def signin_link(email: str, base_url: str | None) -> None:
+    """Print a one-time dashboard sign-in URL (the creator is created if new).
+
+    It works once, within the e-mail link's lifetime, in whichever browser opens it first:
+    hand it only to the person it is for.
+    """
+    from anonbox.auth.email_signin import printed_link
+    from anonbox.core.database import connect
+    from anonbox.migrations import upgrade
+
+    with _plainly():
+        settings = Settings.from_env()
+        upgrade(settings.database_url)
+    base = base_url or settings.public_url or DEVELOPMENT_URL
+
+    async def run() -> str:
+        db = await connect(settings.database_url)
+        try:
+            return (await printed_link(db, settings, email=email, base_url=base)).url
+        finally:
+            await db.close()
+
+    with _plainly():
+        click.echo(asyncio.run(run()))
 
 
 @main.group()

@@ -31,6 +31,7 @@ from anonbox.core.database import Database, connect
 from anonbox.core.envelope import RequestClock
 from anonbox.core.exception_handlers import EXCEPTION_HANDLERS
 from anonbox.core.health import healthz, readyz
+from anonbox.core.mail import mailer_from_settings
 from anonbox.core.metrics import Metrics, MetricsSettings, metrics_endpoint
 from anonbox.core.ratelimit import rate_limiter_from_settings
 from anonbox.core.requests import JSONRequest, require_json_body
@@ -86,6 +87,8 @@ def create_app(
             retention_days=settings.sender_retention_days,
         )
         app.state.gate = Gate(settings, keys, limiter)
+        app.state.limiter = limiter
+        app.state.mailer = mailer_from_settings(settings)
         http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
         app.state.oidc = OIDCClient(settings, http) if settings.google_client_id else None
         refresher = None

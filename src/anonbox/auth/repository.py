@@ -78,23 +78,23 @@ async def revoke_api_key(conn: Connection, *, key_id: str, user_id: str, revoked
     return changed == 1
 
 
-# --- accounts from a provider identity -------------------------------------------------
+# --- accounts: one per e-mail address, a provider subject attached ------------------------
 
 
-async def insert_user_for_subject(
+async def insert_user_if_new(
     conn: Connection,
     *,
     user_id: str,
-    subject: str,
     email: str,
     name: str,
-    picture_url: str | None,
+    picture_url: str | None = None,
+    subject: str | None = None,
     created_at: int,
 ) -> bool:
-    """Create the account of a provider subject; False when it already exists."""
+    """Create an account; False when its address (or subject) already has one."""
     inserted = await conn.execute(
         "INSERT INTO users (id, email, name, picture_url, google_sub, created_at)"
-        " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (google_sub) DO NOTHING",
+        " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
         user_id,
         email,
         name,
@@ -107,17 +107,35 @@ async def insert_user_for_subject(
 
 async def update_user_for_subject(
     conn: Connection, *, subject: str, email: str, name: str, picture_url: str | None
-) -> str:
+) -> str | None:
+    """Refresh the account of this subject: its name and picture, and its address unless
+    another account has that address. The account's id, or None."""
     row = await conn.fetchrow(
-        "UPDATE users SET email = $2, name = $3, picture_url = $4 WHERE google_sub = $1"
+        "UPDATE users SET name = $3, picture_url = $4,"
+        " email = CASE WHEN EXISTS (SELECT 1 FROM users o WHERE o.email = $2"
+        "  AND o.id <> users.id) THEN email ELSE $2 END"
+        " WHERE google_sub = $1 RETURNING id",
+        subject,
+        email,
+        name,
+        picture_url,
+    )
+    return None if row is None else str(row["id"])
+
+
+async def attach_subject_by_email(
+    conn: Connection, *, subject: str, email: str, name: str, picture_url: str | None
+) -> str | None:
+    """Give the account of this address the provider subject; its id, or None."""
+    row = await conn.fetchrow(
+        "UPDATE users SET google_sub = $1, name = $3, picture_url = $4 WHERE email = $2"
         " RETURNING id",
         subject,
         email,
         name,
         picture_url,
     )
-    assert row is not None, "called only for a subject that has an account"
-    return str(row["id"])
+    return None if row is None else str(row["id"])
 
 
 async def profile(conn: Connection, user_id: str) -> Row | None:
@@ -263,3 +281,54 @@ async def revoke_session(conn: Connection, *, session_id: str, revoked_at: int) 
 async def grant_admin(conn: Connection, email: str) -> int:
     """Make every account with this e-mail an admin; the number of accounts changed."""
     return await conn.execute("UPDATE users SET is_admin = TRUE WHERE email = $1", email)
+
+
+# --- sign-in links by e-mail ---------------------------------------------------------------
+
+
+async def insert_email_signin(
+    conn: Connection,
+    *,
+    token_hash: str,
+    email: str,
+    binding_hash: str | None,
+    created_at: int,
+    expires_at: int,
+) -> None:
+    await conn.execute(
+        "INSERT INTO email_signin_tokens (token_hash, email, binding_hash, created_at,"
+        " expires_at) VALUES ($1, $2, $3, $4, $5)",
+        token_hash,
+        email,
+        binding_hash,
+        created_at,
+        expires_at,
+    )
+
+
+async def purge_email_signins(conn: Connection, *, expired_before: int) -> None:
+    await conn.execute("DELETE FROM email_signin_tokens WHERE expires_at < $1", expired_before)
+
+
+async def consume_email_signin(
+    conn: Connection, *, token_hash: str, binding_hash: str | None, now: int
+) -> str | None:
+    """Mark the link used, once: only unexpired, unused, and opened in the browser that
+    asked for it (or any browser, for a link with no binding). Its address, or None."""
+    row = await conn.fetchrow(
+        "UPDATE email_signin_tokens SET used_at = $3"
+        " WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $3"
+        " AND (binding_hash IS NULL OR binding_hash = $2)"
+        " RETURNING email",
+        token_hash,
+        binding_hash,
+        now,
+    )
+    return None if row is None else str(row["email"])
+
+
+async def email_signin(conn: Connection, token_hash: str) -> Row | None:
+    return await conn.fetchrow(
+        "SELECT binding_hash, expires_at, used_at FROM email_signin_tokens WHERE token_hash = $1",
+        token_hash,
+    )

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Response, delete, get, post
 from litestar.datastructures import Cookie
-from litestar.params import Parameter
-from litestar.response import Redirect
 
 from anonbox.auth import service
 from anonbox.auth.dependencies import SECURITY
-from anonbox.auth.oidc import OIDCClient, SignInFailed
+from anonbox.auth.oidc import OIDCClient
 from anonbox.auth.schemas import (
     AccessToken,
     ApiKeyIn,
@@ -35,12 +33,9 @@ from anonbox.core.envelope import (
     envelope,
     error_responses,
 )
-from anonbox.core.errors import AnonboxError, ServiceUnavailable, Unauthorized
+from anonbox.core.errors import Unauthorized
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
-from anonbox.web.routing import error_page
-from anonbox.web.security import page_headers
-from anonbox.web.session import set_session_cookies
 
 SIGNIN_COOKIE = "anonbox_signin"
 REFRESH_COOKIE = "anonbox_refresh"
@@ -121,52 +116,6 @@ async def google_callback(
         cookies=[_refresh_cookie(settings, tokens.refresh_token)],
         headers={**_NO_STORE, "X-Refresh-Token": tokens.refresh_token},
     )
-    response.delete_cookie(SIGNIN_COOKIE, path=AUTH_COOKIE_PATH)
-    return response
-
-
-@get(
-    "/auth/google/callback",
-    include_in_schema=False,
-    opt={"html": True},
-    after_request=page_headers,
-)
-async def google_callback_page(
-    request: AnyRequest,
-    db: DB,
-    settings: AppSettings,
-    code: str | None = None,
-    returned_state: Annotated[str | None, Parameter(query="state")] = None,
-    error: str | None = None,
-) -> Response[Any]:
-    """Where the provider sends a browser back: finish signing in, then ``/dashboard``
-    with a browser session (``web.session``); a refusal is a page, never an envelope."""
-    try:
-        if error is not None:
-            raise SignInFailed(
-                "Sign-in was cancelled."
-                if error == "access_denied"
-                else "The sign-in provider could not sign you in; please try again."
-            )
-        if not code or not returned_state or len(code) > 150 or len(returned_state) > 150:
-            raise SignInFailed(
-                "This sign-in address is incomplete; start again from the sign-in page."
-            )
-        oidc: OIDCClient | None = request.app.state.oidc
-        if oidc is None:
-            raise ServiceUnavailable("Sign-in with Google is not configured on this server")
-        tokens = await finish_signin(
-            db,
-            oidc,
-            settings,
-            code=code,
-            state=returned_state,
-            binding=request.cookies.get(SIGNIN_COOKIE),
-        )
-    except AnonboxError as exc:
-        return error_page(exc.status_code, exc.message)
-    response: Response[Any] = Redirect(path="/dashboard", status_code=303, headers=_NO_STORE)
-    set_session_cookies(response, tokens, settings)
     response.delete_cookie(SIGNIN_COOKIE, path=AUTH_COOKIE_PATH)
     return response
 
@@ -280,7 +229,6 @@ async def revoke_api_key(
 ROUTES = [
     google_url,
     google_callback,
-    google_callback_page,
     refresh,
     logout,
     user_profile,

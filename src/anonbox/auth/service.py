@@ -113,11 +113,61 @@ async def create_creator(db: Database, *, email: str, name: str | None = None) -
         if await repository.user_id_by_email(tx, email) is not None:
             raise Conflict(f"A creator with e-mail {email} already exists")
         await repository.insert_user(
-            tx, user_id=user_id, email=email, name=name or email.split("@")[0], created_at=now
+            tx, user_id=user_id, email=email, name=name or display_name(email), created_at=now
         )
         link_id = await links.insert_default_link(tx, user_id=user_id, created_at=now)
         key = await _insert_api_key(tx, user_id=user_id, name="default", now=now)
     return NewCreator(user_id=user_id, email=email, link_id=link_id, api_key=key.api_key)
+
+
+def display_name(email: str) -> str:
+    """The public name an account starts with when no provider gave one."""
+    return email.split("@")[0]
+
+
+async def account_for_email(conn: Connection, email: str) -> str:
+    """The account of this (normalised) address, created with a default link if new."""
+    now = now_us()
+    user_id = new_ulid(now)
+    if await repository.insert_user_if_new(
+        conn, user_id=user_id, email=email, name=display_name(email), created_at=now
+    ):
+        await links.insert_default_link(conn, user_id=user_id, created_at=now)
+        return user_id
+    existing = await repository.user_id_by_email(conn, email)
+    assert existing is not None, "the insert was refused only because the address has an account"
+    return existing
+
+
+async def account_for_identity(
+    conn: Connection, *, subject: str, email: str, name: str, picture_url: str | None
+) -> str:
+    """The account a provider identity signs in to: the subject's own, else the one with
+    its verified address (the subject is attached), else a new one with a default link.
+    An account is one person, whichever way they sign in."""
+    email = email.strip().lower()
+    found = await repository.update_user_for_subject(
+        conn, subject=subject, email=email, name=name, picture_url=picture_url
+    ) or await repository.attach_subject_by_email(
+        conn, subject=subject, email=email, name=name, picture_url=picture_url
+    )
+    if found is not None:
+        return found
+    now = now_us()
+    user_id = new_ulid(now)
+    inserted = await repository.insert_user_if_new(
+        conn,
+        user_id=user_id,
+        email=email,
+        name=name,
+        picture_url=picture_url,
+        subject=subject,
+        created_at=now,
+    )
+    if not inserted:  # a sign-in of the same person committed in between
+        raise Conflict("Signing in twice at once: please try again")
+    await links.insert_default_link(conn, user_id=user_id, created_at=now)
+    return user_id
 
 
 async def _insert_api_key(conn: Connection, *, user_id: str, name: str, now: int) -> NewApiKey:

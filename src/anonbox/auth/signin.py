@@ -10,13 +10,12 @@ from dataclasses import dataclass
 
 from anonbox.auth import repository
 from anonbox.auth.credentials import credential_hash
-from anonbox.auth.oidc import Identity, OIDCClient, SignInFailed
+from anonbox.auth.oidc import OIDCClient, SignInFailed
+from anonbox.auth.service import account_for_identity
 from anonbox.auth.sessions import SessionTokens, open_session
 from anonbox.core.clock import now_us
-from anonbox.core.database import Connection, Database
-from anonbox.core.ids import new_ulid
+from anonbox.core.database import Database
 from anonbox.core.settings import Settings
-from anonbox.links.repository import insert_default_link
 
 _US = 1_000_000
 _PURGE_AFTER_US = 3600 * _US  # used or expired states are kept an hour, then dropped
@@ -79,31 +78,11 @@ async def finish_signin(
     id_token = await oidc.exchange_code(code=code, code_verifier=pending["code_verifier"])
     identity = await oidc.verify_id_token(id_token, nonce=pending["nonce"])
     async with db.transaction() as tx:
-        user_id = await _account_for(tx, identity)
+        user_id = await account_for_identity(
+            tx,
+            subject=identity.subject,
+            email=identity.email,
+            name=identity.name,
+            picture_url=identity.picture_url,
+        )
         return await open_session(tx, user_id=user_id, settings=settings)
-
-
-async def _account_for(tx: Connection, identity: Identity) -> str:
-    """The account of this provider subject: created with a default link the first time,
-    its name, e-mail and picture refreshed every time."""
-    now = now_us()
-    user_id = new_ulid(now)
-    created = await repository.insert_user_for_subject(
-        tx,
-        user_id=user_id,
-        subject=identity.subject,
-        email=identity.email,
-        name=identity.name,
-        picture_url=identity.picture_url,
-        created_at=now,
-    )
-    if created:
-        await insert_default_link(tx, user_id=user_id, created_at=now)
-        return user_id
-    return await repository.update_user_for_subject(
-        tx,
-        subject=identity.subject,
-        email=identity.email,
-        name=identity.name,
-        picture_url=identity.picture_url,
-    )

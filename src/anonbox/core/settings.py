@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from anonbox.core.ratelimit import Limit
 
@@ -44,6 +44,14 @@ class Settings:
     limit_link: Limit = field(default=Limit("link", 1200, 60))
     sender_key_rotation_hours: int = 24
     sender_retention_days: int = 90
+    # E-mail sign-in: where mail goes (None: printed to the console in development, and
+    # the e-mail option hidden elsewhere), who it is from, and the base URL of its links.
+    smtp_url: str | None = None
+    mail_from: str = "anonbox <no-reply@localhost>"
+    public_url: str | None = None
+    email_signin_ttl_seconds: int = 15 * 60
+    limit_signin_address: Limit = field(default=Limit("signin_address", 15, 3600))
+    limit_signin_network: Limit = field(default=Limit("signin_network", 30, 3600))
 
     def __post_init__(self) -> None:
         if self.environment != "development" and self.secret_key == DEVELOPMENT_SECRET:
@@ -52,6 +60,19 @@ class Settings:
             raise ConfigurationError("ANONBOX_DURABLE_COMMITS=false is for measurement only")
         if len(self.secret_key) < 32:
             raise ConfigurationError("ANONBOX_SECRET_KEY must be at least 32 characters")
+        if self.smtp_url is not None:
+            smtp_settings(self.smtp_url)  # refuse a malformed URL at start, not at first mail
+            if self.environment != "development" and self.public_url is None:
+                raise ConfigurationError(
+                    "Set ANONBOX_PUBLIC_URL (the base URL of links in mail) with ANONBOX_SMTP_URL"
+                )
+        if self.public_url is not None and urlsplit(self.public_url).scheme not in {
+            "http",
+            "https",
+        }:
+            raise ConfigurationError(
+                f"ANONBOX_PUBLIC_URL must be an http(s):// URL, not {self.public_url!r}"
+            )
         issuer = urlsplit(self.google_issuer)
         if issuer.scheme != "https" and not (
             issuer.scheme == "http" and _is_loopback(issuer.hostname or "")
@@ -60,6 +81,15 @@ class Settings:
                 f"ANONBOX_GOOGLE_ISSUER must be an https:// URL (http:// only on loopback), "
                 f"not {self.google_issuer!r}"
             )
+
+    @property
+    def development(self) -> bool:
+        return self.environment == "development"
+
+    @property
+    def email_signin_enabled(self) -> bool:
+        """Mail goes through SMTP, or (in development only) to the console."""
+        return self.smtp_url is not None or self.development
 
     @property
     def secure_cookies(self) -> bool:
@@ -148,7 +178,55 @@ class Settings:
             sender_retention_days=number(
                 "ANONBOX_SENDER_RETENTION_DAYS", defaults.sender_retention_days
             ),
+            smtp_url=env.get("ANONBOX_SMTP_URL") or None,
+            mail_from=env.get("ANONBOX_MAIL_FROM") or defaults.mail_from,
+            public_url=(env.get("ANONBOX_PUBLIC_URL") or "").rstrip("/") or None,
+            email_signin_ttl_seconds=number(
+                "ANONBOX_EMAIL_SIGNIN_TTL_SECONDS", defaults.email_signin_ttl_seconds
+            ),
+            limit_signin_address=limit(
+                "ANONBOX_LIMIT_SIGNIN_ADDRESS", defaults.limit_signin_address
+            ),
+            limit_signin_network=limit(
+                "ANONBOX_LIMIT_SIGNIN_NETWORK", defaults.limit_signin_network
+            ),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class SMTPSettings:
+    """``smtp://user:pass@host:587`` (STARTTLS, required but on loopback) or
+    ``smtps://user:pass@host:465`` (TLS from the first byte)."""
+
+    host: str
+    port: int
+    username: str | None
+    password: str | None
+    implicit_tls: bool
+    require_starttls: bool
+
+
+def smtp_settings(url: str) -> SMTPSettings:
+    parts = urlsplit(url)
+    if parts.scheme not in {"smtp", "smtps"} or not parts.hostname:
+        raise ConfigurationError(
+            "ANONBOX_SMTP_URL must look like smtp://user:pass@host:587 or smtps://host:465"
+        )
+    try:
+        port = parts.port
+    except ValueError:
+        raise ConfigurationError("ANONBOX_SMTP_URL has a port that is not a number") from None
+    implicit = parts.scheme == "smtps"
+    return SMTPSettings(
+        host=parts.hostname,
+        port=port or (465 if implicit else 587),
+        username=unquote(parts.username) if parts.username else None,
+        password=unquote(parts.password) if parts.password else None,
+        implicit_tls=implicit,
+        # A relay on this machine may offer no TLS at all; anywhere else plain text would
+        # send the password and every sign-in link in the clear.
+        require_starttls=not implicit and not _is_loopback(parts.hostname),
+    )
 
 
 def _is_loopback(host: str) -> bool:

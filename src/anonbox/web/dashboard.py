@@ -1,4 +1,4 @@
-"""Page routes: the creator's dashboard, and signing in and out in a browser.
+"""Page routes: the creator's dashboard (signing in and out is ``web.signin``).
 
 Every action is a plain form post carrying the CSRF field, answered with a redirect back
 to the page it came from (post/redirect/get), so the dashboard works without JavaScript;
@@ -21,10 +21,6 @@ from litestar.response import Redirect, ServerSentEvent, Template
 from litestar.response.sse import ServerSentEventMessage
 
 from anonbox.auth import service as accounts
-from anonbox.auth.oidc import OIDCClient
-from anonbox.auth.router import signin_cookie
-from anonbox.auth.sessions import close_session
-from anonbox.auth.signin import start_signin
 from anonbox.core.clock import isoformat_us
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
@@ -44,6 +40,7 @@ from anonbox.web.session import (
     carry_renewal,
     clear_session_cookies,
 )
+from anonbox.web.signin import signin_page
 
 PAGE_SIZE = 20
 _NO_STORE = {"Cache-Control": "no-store"}
@@ -61,12 +58,7 @@ class NotSignedIn(Unauthorized):
 
 
 def _signin_page(request: AnyRequest, exc: NotSignedIn) -> Response[Any]:
-    page = Template(
-        template_name="signin.html",
-        context={"message": exc.message},
-        status_code=401,
-        headers=_NO_STORE,
-    )
+    page = signin_page(request, request.app.state.settings, message=exc.message, status_code=401)
     # A session that can no longer be renewed is over: forget its cookies.
     clear_session_cookies(page)
     return page
@@ -133,32 +125,6 @@ def _text(form: FormMultiDict, name: str) -> str:
     if not isinstance(value, str):
         raise ValidationFailed(f"{name} is missing", [FieldProblem(name, "missing")])
     return value
-
-
-# --- signing in and out -------------------------------------------------------------------
-
-
-@get("/signin")
-async def signin(db: DB, oidc: OIDCClient, settings: AppSettings) -> Redirect:
-    """The "Sign in with Google" button: off to the provider, bound to this browser."""
-    started = await start_signin(db, oidc, settings)
-    return Redirect(
-        path=started.url,
-        status_code=303,
-        cookies=[signin_cookie(settings, started.binding)],
-        headers=_NO_STORE,
-    )
-
-
-@post("/signout", status_code=303)
-async def signout(request: AnyRequest, db: DB, settings: AppSettings) -> Redirect:
-    await _form(request)
-    browser = await browser_session(request, db, settings)
-    if browser is not None:
-        await close_session(db, session_id=browser.principal.credential_id)
-    response = Redirect(path="/dashboard", status_code=303, headers=_NO_STORE)
-    clear_session_cookies(response)
-    return response
 
 
 # --- the inbox ----------------------------------------------------------------------------
@@ -477,8 +443,6 @@ ROUTES = [
     Router(
         path="/",
         route_handlers=[
-            signin,
-            signout,
             dashboard,
             link_inbox,
             link_events,

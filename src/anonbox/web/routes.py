@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from litestar.types import ControllerRouterHandler
 
-from anonbox.web import apidocs, dashboard, public
+from anonbox.web import apidocs, dashboard, home, public, signin
 from anonbox.web.routing import STATIC, page_router
 
-# The dashboard and docs come first: their fixed paths must not read as link ids.
+# Fixed paths come first: they must not read as link ids.
 ROUTES: list[ControllerRouterHandler] = [
-    page_router(*dashboard.ROUTES, *apidocs.ROUTES, *public.ROUTES),
+    page_router(*home.ROUTES, *signin.ROUTES, *dashboard.ROUTES, *apidocs.ROUTES, *public.ROUTES),
+    signin.google_callback_page,
     STATIC,
 ]

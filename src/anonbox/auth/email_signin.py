@@ -1,0 +1,177 @@
+"""Sign-in with a one-time link sent by e-mail.
+
+Asking for a link answers the same whether or not the address has an account (the
+account is made when the link is followed), so the form cannot be used to learn who
+uses anonbox. A link is 256 random bits, kept only as its SHA-256, works once, for
+``email_signin_ttl_seconds`` (15 minutes), and only in the browser that asked for it:
+the browser holds a random binding in an HttpOnly cookie, and the link's row holds its
+hash. A mail scanner that opens the link, or someone it was forwarded to, has no cookie,
+so it neither signs in nor spends the link. Links printed by ``anonbox signin-link``
+have no browser to bind to and work in any browser, once.
+
+Asking is limited per address and per sender network (``Settings.limit_signin_*``), so
+the form cannot be used to flood someone's mailbox.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+
+from anonbox.auth import repository
+from anonbox.auth.credentials import credential_hash
+from anonbox.auth.service import account_for_email, normalised_email
+from anonbox.auth.sessions import SessionTokens, open_session
+from anonbox.core.clock import now_us
+from anonbox.core.database import Database
+from anonbox.core.errors import BadRequest, FieldProblem, RateLimited, ValidationFailed
+from anonbox.core.mail import Mailer, compose
+from anonbox.core.ratelimit import Limit, RateLimiter
+from anonbox.core.settings import Settings
+
+_US = 1_000_000
+_PURGE_AFTER_US = 3600 * _US  # used or expired links are kept an hour, then dropped
+MAX_EMAIL_LENGTH = 320
+LINK_PATH = "/signin/email"
+
+
+class SignInLinkRefused(BadRequest):
+    """A sign-in link that cannot sign anyone in; the message says why and what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class SignInLink:
+    url: str
+    email: str
+
+
+def new_binding() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def _address(email: str) -> str:
+    try:
+        if len(email) > MAX_EMAIL_LENGTH:
+            raise ValueError(email)
+        return normalised_email(email)
+    except ValueError:
+        raise ValidationFailed(
+            "Enter an e-mail address, like name@example.com",
+            [FieldProblem("email", "invalid")],
+        ) from None
+
+
+def _link_url(base_url: str, token: str) -> str:
+    return f"{base_url.rstrip('/')}{LINK_PATH}?token={token}"
+
+
+async def _new_link(
+    db: Database, settings: Settings, *, email: str, binding: str | None, base_url: str
+) -> str:
+    token = secrets.token_urlsafe(32)
+    now = now_us()
+    async with db.transaction() as tx:
+        await repository.purge_email_signins(tx, expired_before=now - _PURGE_AFTER_US)
+        await repository.insert_email_signin(
+            tx,
+            token_hash=credential_hash(token),
+            email=email,
+            binding_hash=None if binding is None else credential_hash(binding),
+            created_at=now,
+            expires_at=now + settings.email_signin_ttl_seconds * _US,
+        )
+    return _link_url(base_url, token)
+
+
+async def send_link(
+    db: Database,
+    mailer: Mailer,
+    limiter: RateLimiter,
+    settings: Settings,
+    *,
+    email: str,
+    network: str | None,
+    binding: str,
+    base_url: str,
+) -> str:
+    """Mail a sign-in link bound to ``binding``; the normalised address it went to.
+
+    ``network`` is the asking sender's keyed hash (None when the peer is unknown).
+    """
+    address = _address(email)
+    # The address is a key in the limiter (perhaps Redis): keyed-hashed, never in clear.
+    address_key = hmac.new(settings.secret_key.encode(), address.encode(), hashlib.sha256)
+    checks: list[tuple[Limit, str]] = [(settings.limit_signin_address, address_key.hexdigest())]
+    if network is not None:
+        checks.append((settings.limit_signin_network, network))
+    decision = await limiter.hit(checks)
+    if not decision.allowed:
+        minutes = max(1, round(decision.retry_after / 60))
+        raise RateLimited(
+            f"Too many sign-in links were asked for; try again in {minutes} "
+            f"minute{'s' if minutes != 1 else ''}",
+            retry_after=decision.retry_after,
+        )
+    url = await _new_link(db, settings, email=address, binding=binding, base_url=base_url)
+    minutes = settings.email_signin_ttl_seconds // 60
+    await mailer.send(
+        compose(
+            settings,
+            to=address,
+            subject="Your anonbox sign-in link",
+            text=(
+                "Open this link to sign in to anonbox:\n\n"
+                f"{url}\n\n"
+                f"It works once, for {minutes} minutes, in the browser where you asked "
+                "for it. If you did not ask to sign in, ignore this mail: nothing happens "
+                "without the link.\n"
+            ),
+        )
+    )
+    return address
+
+
+async def printed_link(
+    db: Database, settings: Settings, *, email: str, base_url: str
+) -> SignInLink:
+    """A link for the command line: the account is made now if new, and the link works
+    in any browser (there is none to bind to), once, for the usual time."""
+    address = _address(email)
+    async with db.transaction() as tx:
+        await account_for_email(tx, address)
+    url = await _new_link(db, settings, email=address, binding=None, base_url=base_url)
+    return SignInLink(url=url, email=address)
+
+
+async def follow_link(
+    db: Database, settings: Settings, *, token: str, binding: str | None
+) -> SessionTokens:
+    """Spend the link and open a session for its address's account (made if new)."""
+    token_hash = credential_hash(token)
+    binding_hash = None if binding is None else credential_hash(binding)
+    now = now_us()
+    async with db.transaction() as tx:
+        email = await repository.consume_email_signin(
+            tx, token_hash=token_hash, binding_hash=binding_hash, now=now
+        )
+        if email is not None:
+            user_id = await account_for_email(tx, email)
+            return await open_session(tx, user_id=user_id, settings=settings)
+    raise SignInLinkRefused(await _why_refused(db, token_hash, binding_hash, now))
+
+
+async def _why_refused(db: Database, token_hash: str, binding_hash: str | None, now: int) -> str:
+    row = await repository.email_signin(db, token_hash)
+    if row is None:
+        return "This sign-in link is not valid. Ask for a new one below."
+    if row["used_at"] is not None:
+        return "This sign-in link was already used; each link works once. Ask for a new one below."
+    if row["expires_at"] <= now:
+        return "This sign-in link has expired. Ask for a new one below."
+    # Unused and unexpired, so the binding did not match: another browser asked for it.
+    return (
+        "This sign-in link was asked for in another browser. Open it there, or ask for a "
+        "new one in this browser below."
+    )

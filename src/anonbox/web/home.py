@@ -1,0 +1,36 @@
+"""The home page at ``/``: what anonbox is, how senders are protected, and the way in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response, get
+from litestar.response import Redirect, Template
+from litestar.types import ControllerRouterHandler
+
+from anonbox.core.dependencies import DB, AppSettings
+from anonbox.web.session import browser_session, carry_renewal
+
+
+@get("/")
+async def home(request: Request[Any, Any, Any], db: DB, settings: AppSettings) -> Response[Any]:
+    """A signed-in creator goes straight to the dashboard; anyone else sees the home page."""
+    browser = await browser_session(request, db, settings)
+    if browser is not None:
+        response = Redirect(
+            path="/dashboard", status_code=303, headers={"Cache-Control": "no-store"}
+        )
+        carry_renewal(response, browser, settings)
+        return response
+    base = settings.public_url or str(request.base_url).rstrip("/")
+    return Template(
+        template_name="home.html",
+        context={
+            "example_link": f"{base}/k3v9x0q2ab",
+            "retention_days": settings.sender_retention_days,
+        },
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+ROUTES: list[ControllerRouterHandler] = [home]

@@ -1,0 +1,291 @@
+"""Page routes for signing in and out in a browser: the sign-in page with the ways this
+server offers (an e-mail link; Google when configured), the link from the mail, the
+provider's redirect back, and signing out. Each success ends on ``/dashboard`` with a
+browser session (``web.session``); each refusal is a page, never a JSON envelope.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Request, Response, get, post
+from litestar.datastructures import Cookie, State
+from litestar.di import Provide
+from litestar.params import Dependency, Parameter
+from litestar.response import Redirect, Template
+from litestar.types import ControllerRouterHandler
+
+from anonbox.auth.email_signin import (
+    SignInLinkRefused,
+    follow_link,
+    new_binding,
+    send_link,
+)
+from anonbox.auth.oidc import OIDCClient, SignInFailed
+from anonbox.auth.router import AUTH_COOKIE_PATH, SIGNIN_COOKIE, signin_cookie
+from anonbox.auth.sessions import close_session
+from anonbox.auth.signin import finish_signin, start_signin
+from anonbox.core.client import client_address
+from anonbox.core.database import Database
+from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.errors import AnonboxError, RateLimited, ServiceUnavailable, ValidationFailed
+from anonbox.core.mail import ConsoleMailer, Mailer
+from anonbox.core.ratelimit import RateLimiter
+from anonbox.core.settings import Settings
+from anonbox.safety.gate import Gate
+from anonbox.web.routing import HTML, error_page
+from anonbox.web.security import (
+    CSRF_FIELD,
+    check_csrf,
+    csrf_token,
+    page_headers,
+    set_csrf_cookie,
+)
+from anonbox.web.session import (
+    browser_session,
+    carry_renewal,
+    clear_session_cookies,
+    set_session_cookies,
+)
+
+AnyRequest = Request[Any, Any, Any]
+_NO_STORE = {"Cache-Control": "no-store"}
+# The sign-in cookies live under these paths only: they bind a sign-in to the browser
+# that started it, and nothing else needs to see them.
+EMAIL_COOKIE = "anonbox_email_signin"
+EMAIL_COOKIE_PATH = "/signin"
+_MAX_TOKEN_LENGTH = 100  # a link's token is 43 characters
+
+
+def _email_cookie(binding: str, settings: Settings) -> Cookie:
+    return Cookie(
+        key=EMAIL_COOKIE,
+        value=binding,
+        path=EMAIL_COOKIE_PATH,
+        max_age=settings.email_signin_ttl_seconds,
+        httponly=True,
+        secure=settings.secure_cookies,
+        samesite="lax",  # sent when the link is opened from a mail: a top-level navigation
+    )
+
+
+def signin_page(
+    request: AnyRequest,
+    settings: Settings,
+    *,
+    message: str | None = None,
+    problem: str | None = None,
+    email: str = "",
+    status_code: int = 200,
+) -> Template:
+    """The sign-in page, offering only the ways this server is configured for."""
+    token, new = csrf_token(request)
+    page = Template(
+        template_name="signin.html",
+        context={
+            "message": message,
+            "problem": problem,
+            "email": email,
+            "google": settings.google_client_id is not None,
+            "email_signin": settings.email_signin_enabled,
+            "csrf_token": token,
+            "csrf_field": CSRF_FIELD,
+        },
+        status_code=status_code,
+        headers=dict(_NO_STORE),
+    )
+    if new:
+        set_csrf_cookie(page, token, settings)
+    return page
+
+
+def _to_dashboard() -> Redirect:
+    return Redirect(path="/dashboard", status_code=303, headers=dict(_NO_STORE))
+
+
+@get("/signin")
+async def signin(request: AnyRequest, db: DB, settings: AppSettings) -> Response[Any]:
+    browser = await browser_session(request, db, settings)
+    if browser is not None:
+        response = _to_dashboard()
+        carry_renewal(response, browser, settings)
+        return response
+    return signin_page(request, settings)
+
+
+@get("/signin/google")
+async def signin_google(db: DB, oidc: OIDCClient, settings: AppSettings) -> Redirect:
+    """The "Sign in with Google" button: off to the provider, bound to this browser."""
+    started = await start_signin(db, oidc, settings)
+    return Redirect(
+        path=started.url,
+        status_code=303,
+        cookies=[signin_cookie(settings, started.binding)],
+        headers=_NO_STORE,
+    )
+
+
+def provide_mailer(state: State) -> Mailer | None:
+    mailer: Mailer | None = state.mailer
+    return mailer
+
+
+def provide_limiter(state: State) -> RateLimiter:
+    limiter: RateLimiter = state.limiter
+    return limiter
+
+
+MailerDep = Annotated[Mailer | None, Dependency(skip_validation=True)]
+LimiterDep = Annotated[RateLimiter, Dependency(skip_validation=True)]
+GateDep = Annotated[Gate, Dependency(skip_validation=True)]
+
+
+async def _network(request: AnyRequest, db: Database, gate: Gate) -> str | None:
+    address = client_address(request.scope, request.app.state.trusted_proxies)
+    return None if address is None else (await gate.keys.current(db, address)).hash
+
+
+@post(
+    "/signin/email",
+    status_code=200,
+    dependencies={
+        "mailer": Provide(provide_mailer, sync_to_thread=False),
+        "limiter": Provide(provide_limiter, sync_to_thread=False),
+    },
+)
+async def signin_email(
+    request: AnyRequest,
+    db: DB,
+    settings: AppSettings,
+    mailer: MailerDep,
+    limiter: LimiterDep,
+    gate: GateDep,
+) -> Response[Any]:
+    """Mail a one-time sign-in link; the same page whether or not the address has an
+    account."""
+    form = await request.form()
+    submitted = form.get(CSRF_FIELD)
+    check_csrf(request, submitted if isinstance(submitted, str) else None)
+    if mailer is None:
+        raise ServiceUnavailable("Sign-in by e-mail is not offered on this server", 3600)
+    field = form.get("email")
+    typed = field if isinstance(field, str) else ""
+    binding = request.cookies.get(EMAIL_COOKIE) or ""
+    if not 40 <= len(binding) <= 100:  # keep the binding of earlier links: they still work
+        binding = new_binding()
+    try:
+        address = await send_link(
+            db,
+            mailer,
+            limiter,
+            settings,
+            email=typed,
+            network=await _network(request, db, gate),
+            binding=binding,
+            base_url=settings.public_url or str(request.base_url),
+        )
+    except ValidationFailed as exc:
+        return signin_page(request, settings, problem=exc.message, email=typed, status_code=400)
+    except (RateLimited, ServiceUnavailable) as exc:
+        page = signin_page(
+            request, settings, problem=exc.message, email=typed, status_code=exc.status_code
+        )
+        page.headers["Retry-After"] = str(exc.retry_after)
+        return page
+    page = Template(
+        template_name="signin_sent.html",
+        context={
+            "email": address,
+            "minutes": settings.email_signin_ttl_seconds // 60,
+            "console": isinstance(mailer, ConsoleMailer),
+        },
+        headers=dict(_NO_STORE),
+        cookies=[_email_cookie(binding, settings)],
+    )
+    return page
+
+
+@get("/signin/email")
+async def signin_email_link(
+    request: AnyRequest, db: DB, settings: AppSettings, token: str | None = None
+) -> Response[Any]:
+    """The link from the mail: signed in and on to the dashboard, or a page saying why not."""
+    try:
+        if not token or len(token) > _MAX_TOKEN_LENGTH:
+            raise SignInLinkRefused(
+                "This sign-in link is incomplete. Copy the whole link from the mail, or ask "
+                "for a new one below."
+            )
+        tokens = await follow_link(
+            db, settings, token=token, binding=request.cookies.get(EMAIL_COOKIE)
+        )
+    except SignInLinkRefused as exc:
+        return signin_page(request, settings, problem=exc.message, status_code=400)
+    response = _to_dashboard()
+    set_session_cookies(response, tokens, settings)
+    response.delete_cookie(EMAIL_COOKIE, path=EMAIL_COOKIE_PATH)
+    return response
+
+
+# Beside the API's POST on the same path, so registered on the app itself, not in the
+# page router (two routers may not both answer one path's OPTIONS): see ``web.routes``.
+@get("/auth/google/callback", opt=HTML, include_in_schema=False, after_request=page_headers)
+async def google_callback_page(
+    request: AnyRequest,
+    db: DB,
+    settings: AppSettings,
+    code: str | None = None,
+    returned_state: Annotated[str | None, Parameter(query="state")] = None,
+    error: str | None = None,
+) -> Response[Any]:
+    """Where the provider sends a browser back: finish signing in, then ``/dashboard``."""
+    try:
+        if error is not None:
+            raise SignInFailed(
+                "Sign-in was cancelled."
+                if error == "access_denied"
+                else "The sign-in provider could not sign you in; please try again."
+            )
+        if not code or not returned_state or len(code) > 150 or len(returned_state) > 150:
+            raise SignInFailed(
+                "This sign-in address is incomplete; start again from the sign-in page."
+            )
+        oidc: OIDCClient | None = request.app.state.oidc
+        if oidc is None:
+            raise ServiceUnavailable("Sign-in with Google is not configured on this server")
+        tokens = await finish_signin(
+            db,
+            oidc,
+            settings,
+            code=code,
+            state=returned_state,
+            binding=request.cookies.get(SIGNIN_COOKIE),
+        )
+    except AnonboxError as exc:
+        return error_page(exc.status_code, exc.message)
+    response = _to_dashboard()
+    set_session_cookies(response, tokens, settings)
+    response.delete_cookie(SIGNIN_COOKIE, path=AUTH_COOKIE_PATH)
+    return response
+
+
+@post("/signout", status_code=303)
+async def signout(request: AnyRequest, db: DB, settings: AppSettings) -> Redirect:
+    form = await request.form()
+    submitted = form.get(CSRF_FIELD)
+    check_csrf(request, submitted if isinstance(submitted, str) else None)
+    browser = await browser_session(request, db, settings)
+    if browser is not None:
+        await close_session(db, session_id=browser.principal.credential_id)
+    response = Redirect(path="/signin", status_code=303, headers=_NO_STORE)
+    clear_session_cookies(response)
+    return response
+
+
+ROUTES: list[ControllerRouterHandler] = [
+    signin,
+    signin_google,
+    signin_email,
+    signin_email_link,
+    signout,
+]
