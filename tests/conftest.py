@@ -22,6 +22,8 @@ from anonbox.auth.service import create_creator
 from anonbox.core.database import connect
 from tests.server import Server
 
+pytest_plugins = ["tests.support.mail"]
+
 POSTGRES_ADMIN_URL = os.environ.get(
     "ANONBOX_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
 )

@@ -172,9 +172,11 @@ def test_second_signin_updates_the_profile_and_keeps_the_account(
     assert profile(first.user_agent, first.access_token) == after  # the same account
 
 
-def test_accounts_are_keyed_by_subject_not_email(
+def test_two_provider_subjects_with_one_verified_address_reach_one_account(
     anonbox: Anonbox, new_user_agent: UserAgents
 ) -> None:
+    """An account is one person, and the verified address is the person: a Google account
+    that now holds an address reaches the anonbox account of that address."""
     email = f"shared-{time.time_ns()}@example.org"
     one = anonbox.provider.new_user(email=email)
     other = anonbox.provider.new_user(email=email)
@@ -187,23 +189,41 @@ def test_accounts_are_keyed_by_subject_not_email(
     )
 
     assert first["email"] == second["email"] == email
-    assert first["user_id"] != second["user_id"]
-    assert first["link_id"] != second["link_id"]
+    assert first["user_id"] == second["user_id"]
+    assert first["link_id"] == second["link_id"]
 
 
-def test_a_provider_account_with_the_email_of_a_local_creator_gets_its_own_account(
+def test_a_provider_account_with_the_address_of_a_local_creator_reaches_that_account(
     anonbox: Anonbox, new_user_agent: UserAgents
 ) -> None:
     cli_creator, email = make_local_creator(anonbox.server)
-    user = anonbox.provider.new_user(email=email)
+    user = anonbox.provider.new_user(email=email.upper())  # addresses compare without case
 
     me = profile(
         new_user_agent(anonbox.url), sign_in(new_user_agent(anonbox.url), user).access_token
     )
 
     assert me["email"] == email
-    assert me["user_id"] != cli_creator.user_id
-    assert me["link_id"] != cli_creator.link_id
+    assert me["user_id"] == cli_creator.user_id
+    assert me["link_id"] == cli_creator.link_id
+
+
+def test_a_renamed_address_that_another_account_has_is_not_taken_from_it(
+    anonbox: Anonbox, new_user_agent: UserAgents
+) -> None:
+    local, taken = make_local_creator(anonbox.server)
+    user = anonbox.provider.new_user()
+    first = profile(
+        new_user_agent(anonbox.url), sign_in(new_user_agent(anonbox.url), user).access_token
+    )
+    anonbox.provider.put_user(user.sub, {**user.claims, "email": taken})
+
+    again = profile(
+        new_user_agent(anonbox.url), sign_in(new_user_agent(anonbox.url), user).access_token
+    )
+
+    assert again["user_id"] == first["user_id"] != local.user_id
+    assert again["email"] == first["email"]  # the address stays with the account that has it
 
 
 # --- state -----------------------------------------------------------------------------

@@ -87,7 +87,7 @@ def csrf_of(page: str) -> str:
 def sign_in_browser(base_url: str, idp: Provider) -> tuple[httpx.Client, httpx.Response]:
     """Click "Sign in with Google", consent at the provider, follow it back."""
     client = http_client(base_url)
-    started = client.get("/signin")
+    started = client.get("/signin/google")
     assert started.status_code == 303, started.text
     assert started.headers["location"].startswith(idp.url)
     user = idp.new_user()
@@ -183,7 +183,7 @@ def test_the_dashboard_asks_a_stranger_to_sign_in(api: httpx.Client) -> None:
     page = api.get("/dashboard")
     assert page.status_code == 401
     assert "text/html" in page.headers["content-type"]
-    assert 'href="/signin"' in page.text
+    assert 'href="/signin/google"' in page.text
     assert "Sign in with Google" in page.text
 
 
@@ -214,7 +214,7 @@ def test_a_callback_replayed_in_another_browser_signs_nobody_in(
         http_client(servers["development"].url) as victim,
         http_client(servers["development"].url) as attacker,
     ):
-        started = victim.get("/signin")
+        started = victim.get("/signin/google")
         code, state = consent(started.headers["location"], provider.new_user().sub)
         stolen = attacker.get("/auth/google/callback", params={"code": code, "state": state})
         assert stolen.status_code == 400

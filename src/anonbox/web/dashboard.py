@@ -33,6 +33,7 @@ from anonbox.links.repository import link_owner
 from anonbox.messages import inbox
 from anonbox.messages import service as messages
 from anonbox.safety import blocks, mutes
+from anonbox.web.routing import site_url
 from anonbox.web.security import CSRF_FIELD, check_csrf, csrf_token, set_csrf_cookie
 from anonbox.web.session import (
     Browser,
@@ -185,6 +186,7 @@ async def _inbox_page(
                 "paused": bool(current["paused"]),
             },
             "base": base,
+            "share_url": f"{site_url(request, settings)}/{link_id}",
             "here": here,
             "filter": which.value,
             "filters": [f.value for f in inbox.InboxFilter],

@@ -9,6 +9,7 @@ from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
 from anonbox.core.dependencies import DB, AppSettings
+from anonbox.web.routing import site_url
 from anonbox.web.session import browser_session, carry_renewal
 
 
@@ -22,11 +23,10 @@ async def home(request: Request[Any, Any, Any], db: DB, settings: AppSettings) -
         )
         carry_renewal(response, browser, settings)
         return response
-    base = settings.public_url or str(request.base_url).rstrip("/")
     return Template(
         template_name="home.html",
         context={
-            "example_link": f"{base}/k3v9x0q2ab",
+            "example_link": f"{site_url(request, settings)}/k3v9x0q2ab",
             "retention_days": settings.sender_retention_days,
         },
         headers={"Cache-Control": "no-store"},

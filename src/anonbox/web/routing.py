@@ -20,6 +20,7 @@ from litestar.template.config import TemplateConfig
 from litestar.types import ControllerRouterHandler
 
 from anonbox.core.errors import AnonboxError, RateLimited, ServiceUnavailable
+from anonbox.core.settings import Settings
 from anonbox.web.security import page_headers
 
 HERE = Path(__file__).parent
@@ -38,6 +39,12 @@ _TITLES = {
     503: "Unavailable",
 }
 _log = logging.getLogger("anonbox.web")
+
+
+def site_url(request: Request[Any, Any, Any], settings: Settings) -> str:
+    """Where people reach this service, without the trailing slash: the configured public
+    URL, or else (in development, or without one) the address this request came to."""
+    return settings.public_url or str(request.base_url).rstrip("/")
 
 
 def error_page(status_code: int, message: str) -> Template:

@@ -33,7 +33,7 @@ from anonbox.core.mail import ConsoleMailer, Mailer
 from anonbox.core.ratelimit import RateLimiter
 from anonbox.core.settings import Settings
 from anonbox.safety.gate import Gate
-from anonbox.web.routing import HTML, error_page
+from anonbox.web.routing import HTML, error_page, site_url
 from anonbox.web.security import (
     CSRF_FIELD,
     check_csrf,
@@ -182,7 +182,7 @@ async def signin_email(
             email=typed,
             network=await _network(request, db, gate),
             binding=binding,
-            base_url=settings.public_url or str(request.base_url),
+            base_url=site_url(request, settings),
         )
     except ValidationFailed as exc:
         return signin_page(request, settings, problem=exc.message, email=typed, status_code=400)

@@ -2,6 +2,23 @@
 // textContent, never as HTML. Without this file every page still works by reloading.
 (function () {
   "use strict";
+  // "Copy link": shown only where the page may write to the clipboard.
+  var share = document.getElementById("share-url");
+  var copy = document.getElementById("copy-link");
+  if (share && copy && navigator.clipboard && window.isSecureContext) {
+    copy.hidden = false;
+    copy.addEventListener("click", function () {
+      var status = document.getElementById("copy-status");
+      navigator.clipboard.writeText(share.value).then(
+        function () { status.textContent = "Link copied."; },
+        function () { share.select(); status.textContent = "Select the link and copy it."; }
+      );
+    });
+  }
+})();
+
+(function () {
+  "use strict";
   var inbox = document.getElementById("inbox");
   var template = document.getElementById("message-template");
   if (!inbox || !template || !window.EventSource) {

@@ -1,0 +1,539 @@
+"""Signing in with a link sent by e-mail, over HTTP as a browser does it, with the mail read
+from a real SMTP server on loopback. Each test runs on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+
+from anonbox.core.database import connect
+from tests.auth.conftest import (
+    Provider,
+    _close_browser,  # noqa: F401 - fixture
+    backend,  # noqa: F401 - fixture
+    cookie_attributes,
+    http_client,
+    make_local_creator,
+    profile,
+    provider,  # noqa: F401 - fixture
+    running_servers,
+    set_cookies,
+    sign_in,
+    signin_env,
+)
+from tests.server import Server, free_port
+from tests.support.mail import SMTPServer, signin_link_in
+
+SESSION_COOKIE = "anonbox_session"
+EMAIL_COOKIE = "anonbox_email_signin"
+PUBLIC_URL = "https://anonbox.example"
+PRODUCTION = {"ANONBOX_ENV": "production", "ANONBOX_SECRET_KEY": "p" * 48}
+
+
+@pytest.fixture(scope="module")
+def servers(
+    backend: str,  # noqa: F811
+    provider: Provider,  # noqa: F811
+    smtp_server: SMTPServer,
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[str, Server]]:
+    mail = {"ANONBOX_SMTP_URL": smtp_server.url, "ANONBOX_MAIL_FROM": "anonbox <me@anonbox.test>"}
+    envs = {
+        "mail": signin_env(provider.url, **mail),
+        "console": {},  # development, nothing configured
+        "strict": {
+            **mail,
+            "ANONBOX_EMAIL_SIGNIN_TTL_SECONDS": "1",
+            "ANONBOX_LIMIT_SIGNIN_NETWORK": "3/3600",
+            "ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32",
+        },
+        "production": {**PRODUCTION, **mail, "ANONBOX_PUBLIC_URL": PUBLIC_URL},
+        "closed": dict(PRODUCTION),  # production with neither SMTP nor Google
+        "mail_down": {"ANONBOX_SMTP_URL": f"smtp://127.0.0.1:{free_port()}"},
+    }
+    log_dir = tmp_path_factory.mktemp("email-signin-logs")
+    with running_servers(database_url_factory, log_dir, backend, envs) as running:
+        yield running
+
+
+@pytest.fixture
+def browsers() -> Iterator[Callable[[str], httpx.Client]]:
+    """Browsers, each with its own cookie jar."""
+    made: list[httpx.Client] = []
+
+    def make(base_url: str) -> httpx.Client:
+        client = http_client(base_url)
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        client.close()
+
+
+def new_address() -> str:
+    return f"person-{uuid.uuid4().hex[:12]}@example.org"
+
+
+def csrf_of(page: str) -> str:
+    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert found, page
+    return found.group(1)
+
+
+def ask_for_link(
+    browser: httpx.Client, email: str, headers: dict[str, str] | None = None
+) -> httpx.Response:
+    """Open the sign-in page, type the address, press the button."""
+    page = browser.get("/signin")
+    assert page.status_code == 200, page.text
+    return browser.post(
+        "/signin/email", data={"csrf_token": csrf_of(page.text), "email": email}, headers=headers
+    )
+
+
+def session_token(response: httpx.Response) -> str | None:
+    cookies = set_cookies(response, SESSION_COOKIE)
+    return cookie_attributes(cookies[0])["value"] if cookies else None
+
+
+def problem_of(page: httpx.Response) -> str:
+    found = re.search(r'id="signin-problem"[^>]*>([^<]+)<', page.text)
+    assert found, page.text
+    return found.group(1)
+
+
+# --- the path that works ----------------------------------------------------------------
+
+
+def test_a_new_address_gets_a_link_that_signs_in_and_makes_an_account(
+    servers: dict[str, Server],
+    smtp_server: SMTPServer,
+    browsers: Callable[[str], httpx.Client],
+) -> None:
+    server = servers["mail"]
+    browser = browsers(server.url)
+    address = new_address()
+
+    asked = ask_for_link(browser, address.upper())
+
+    assert asked.status_code == 200, asked.text
+    assert 'id="signin-email-sent"' in asked.text
+    mail = smtp_server.mailbox.wait_for(address)
+    assert mail["Subject"] == "Your anonbox sign-in link"
+    assert mail["From"] == "anonbox <me@anonbox.test>"
+    assert smtp_server.mailbox.logins, "anonbox did not log in to the SMTP server"
+    link = signin_link_in(mail)
+    assert link.startswith(f"{server.url}/signin/email?token=")  # development: this host
+
+    followed = browser.get(link)
+
+    assert followed.status_code == 303, followed.text
+    assert followed.headers["location"] == "/dashboard"
+    token = session_token(followed)
+    assert token is not None
+    dashboard = browser.get("/dashboard")
+    assert dashboard.status_code == 200
+    assert 'id="inbox"' in dashboard.text
+    me = profile(browser, token)
+    assert me["email"] == address
+    assert me["link_id"]
+
+
+def test_google_and_email_with_one_address_reach_one_account(
+    servers: dict[str, Server],
+    provider: Provider,  # noqa: F811
+    smtp_server: SMTPServer,
+    browsers: Callable[[str], httpx.Client],
+) -> None:
+    server = servers["mail"]
+    address = new_address()
+    by_google = sign_in(browsers(server.url), provider.new_user(email=address))
+    google_account = profile(by_google.user_agent, by_google.access_token)
+
+    browser = browsers(server.url)
+    ask_for_link(browser, address)
+    followed = browser.get(signin_link_in(smtp_server.mailbox.wait_for(address)))
+    token = session_token(followed)
+    assert token is not None
+
+    assert profile(browser, token)["user_id"] == google_account["user_id"]
+
+
+def test_the_answer_is_the_same_whether_or_not_the_address_has_an_account(
+    servers: dict[str, Server],
+    smtp_server: SMTPServer,
+    browsers: Callable[[str], httpx.Client],
+) -> None:
+    server = servers["mail"]
+    _, known = make_local_creator(server)
+    unknown = new_address()
+
+    answers = {address: ask_for_link(browsers(server.url), address) for address in (known, unknown)}
+
+    def shape(response: httpx.Response, address: str) -> tuple[int, str, list[str]]:
+        body = response.text.replace(address, "ADDRESS")
+        cookies = sorted(c.split("=", 1)[0] for c in response.headers.get_list("set-cookie"))
+        return response.status_code, body, cookies
+
+    assert shape(answers[known], known) == shape(answers[unknown], unknown)
+    for address in (known, unknown):
+        assert smtp_server.mailbox.wait_for(address)["Subject"] == "Your anonbox sign-in link"
+
+
+def test_a_link_is_stored_only_as_its_hash(
+    servers: dict[str, Server],
+    smtp_server: SMTPServer,
+    browsers: Callable[[str], httpx.Client],
+) -> None:
+    server = servers["mail"]
+    address = new_address()
+    ask_for_link(browsers(server.url), address)
+    token = signin_link_in(smtp_server.mailbox.wait_for(address)).rsplit("=", 1)[1]
+
+    async def rows() -> list[tuple[object, ...]]:
+        db = await connect(server.database_url)
+        try:
+            found = await db.fetch("SELECT * FROM email_signin_tokens WHERE email = $1", address)
+        finally:
+            await db.close()
+        return [tuple(row) for row in found]
+
+    [row] = asyncio.run(rows())
+    assert hashlib.sha256(token.encode()).hexdigest() in row
+    assert not any(token in str(value) for value in row)
+
+
+# --- links that must not sign anyone in -------------------------------------------------
+
+
+def test_a_link_works_once(
+    servers: dict[str, Server],
+    smtp_server: SMTPServer,
+    browsers: Callable[[str], httpx.Client],
+) -> None:
+    server = servers["mail"]
+    browser = browsers(server.url)
+    address = new_address()
+    ask_for_link(browser, address)
+    link = signin_link_in(smtp_server.mailbox.wait_for(address))
+    assert browser.get(link).status_code == 303
+
+    again = browser.get(link)
+
+    assert again.status_code == 400
+    assert "text/html" in again.headers["content-type"]
+    assert "already used" in problem_of(again)
+    assert session_token(again) is None
+
+
+def test_an_expired_link_signs_nobody_in(
+    servers: dict[str, Server],
+    smtp_server: SMTPServer,
+    browsers: Callable[[str], httpx.Client],
+) -> None:
+    server = servers["strict"]  # links live one second there
+    browser = browsers(server.url)
+    address = new_address()
+    ask_for_link(browser, address)
+    link = signin_link_in(smtp_server.mailbox.wait_for(address))
+    time.sleep(1.2)
+
+    late = browser.get(link)
+
+    assert late.status_code == 400
+    assert "expired" in problem_of(late)
+    assert session_token(late) is None
+
+
+def test_a_link_opened_in_another_browser_signs_nobody_in_and_is_not_spent(
+    servers: dict[str, Server],
+    smtp_server: SMTPServer,
+    browsers: Callable[[str], httpx.Client],
+) -> None:
+    server = servers["mail"]
+    asking = browsers(server.url)
+    address = new_address()
+    ask_for_link(asking, address)
+    link = signin_link_in(smtp_server.mailbox.wait_for(address))
+
+    elsewhere = browsers(server.url).get(link)  # a forwarded mail, or a mail scanner
+
+    assert elsewhere.status_code == 400
+    assert "another browser" in problem_of(elsewhere)
+    assert session_token(elsewhere) is None
+    assert asking.get(link).status_code == 303  # still good where it was asked for
+
+
+@pytest.mark.parametrize("token", ["", "x", "A" * 43, "A" * 5000])
+def test_a_made_up_link_is_a_page_and_no_session(
+    servers: dict[str, Server], browsers: Callable[[str], httpx.Client], token: str
+) -> None:
+    answer = browsers(servers["mail"].url).get("/signin/email", params={"token": token})
+    assert answer.status_code == 400
+    assert "text/html" in answer.headers["content-type"]
+    assert session_token(answer) is None
+
+
+# --- limits -----------------------------------------------------------------------------
+
+
+def test_the_sixteenth_link_for_one_address_in_an_hour_is_refused(
+    servers: dict[str, Server],
+    smtp_server: SMTPServer,
+    browsers: Callable[[str], httpx.Client],
+) -> None:
+    server = servers["mail"]
+    address = new_address()
+    for _ in range(15):
+        assert ask_for_link(browsers(server.url), address).status_code == 200
+
+    refused = ask_for_link(browsers(server.url), address)
+
+    assert refused.status_code == 429
+    assert int(refused.headers["retry-after"]) > 0
+    assert "Too many sign-in links" in problem_of(refused)
+    smtp_server.mailbox.wait_for(address, count=15)
+    time.sleep(0.2)
+    assert len(smtp_server.mailbox.to(address)) == 15
+    # One address is full, not the form: someone else still gets their link.
+    assert ask_for_link(browsers(server.url), new_address()).status_code == 200
+
+
+def test_one_network_cannot_ask_for_links_without_end(
+    servers: dict[str, Server], browsers: Callable[[str], httpx.Client]
+) -> None:
+    server = servers["strict"]  # 3 per hour per network, behind a trusted proxy
+    flooding = {"X-Forwarded-For": "203.0.113.9"}
+    for _ in range(3):
+        assert ask_for_link(browsers(server.url), new_address(), flooding).status_code == 200
+
+    refused = ask_for_link(browsers(server.url), new_address(), flooding)
+
+    assert refused.status_code == 429
+    other = {"X-Forwarded-For": "198.51.100.4"}
+    assert ask_for_link(browsers(server.url), new_address(), other).status_code == 200
+
+
+# --- what each deployment offers ----------------------------------------------------------
+
+
+def test_the_signin_page_shows_only_the_ways_that_are_configured(
+    servers: dict[str, Server], browsers: Callable[[str], httpx.Client]
+) -> None:
+    both = browsers(servers["mail"].url).get("/signin").text
+    assert 'id="signin-email-form"' in both
+    assert 'id="signin-google"' in both
+
+    console = browsers(servers["console"].url).get("/signin").text
+    assert 'id="signin-email-form"' in console
+    assert 'id="signin-google"' not in console
+
+    closed = browsers(servers["closed"].url)
+    page = closed.get("/signin")
+    assert 'id="signin-email-form"' not in page.text
+    assert 'id="signin-google"' not in page.text
+    assert "anonbox signin-link" in page.text
+    token = "t" * 32  # the page has no form to take one from: a matching pair of our own
+    closed.cookies.set("anonbox_csrf", token)
+    refused = closed.post("/signin/email", data={"csrf_token": token, "email": "a@b.co"})
+    assert refused.status_code == 503
+    assert "not offered" in refused.text
+    assert "signin/email?token" not in servers["closed"].log()  # never printed elsewhere
+
+
+def test_in_development_without_smtp_the_mail_is_printed_on_the_console(
+    servers: dict[str, Server], browsers: Callable[[str], httpx.Client]
+) -> None:
+    server = servers["console"]
+    browser = browsers(server.url)
+    address = new_address()
+
+    asked = ask_for_link(browser, address)
+
+    assert asked.status_code == 200
+    assert 'id="signin-console"' in asked.text
+    deadline = time.monotonic() + 5
+    while address not in server.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    record = next(r for r in server.log_records() if address in str(r.get("event")))
+    printed = str(record["event"])
+    assert "DEVELOPMENT MAIL" in printed
+    link = re.search(r"http://\S+/signin/email\?token=[\w-]+", printed)
+    assert link, printed
+    followed = browser.get(link.group(0))
+    assert followed.status_code == 303
+    assert session_token(followed) is not None
+
+
+def test_in_production_links_use_the_public_url_and_cookies_are_secure(
+    servers: dict[str, Server],
+    smtp_server: SMTPServer,
+    browsers: Callable[[str], httpx.Client],
+) -> None:
+    server = servers["production"]
+    address = new_address()
+    browser = browsers(server.url)
+    page = browser.get("/signin")
+    # Sent by hand: a cookie jar keeps a Secure cookie off plain HTTP, as a browser would.
+    csrf = cookie_attributes(set_cookies(page, "anonbox_csrf")[0])["value"]
+
+    asked = browser.post(
+        "/signin/email",
+        data={"csrf_token": csrf, "email": address},
+        headers={"Cookie": f"anonbox_csrf={csrf}"},
+    )
+
+    assert asked.status_code == 200
+    link = signin_link_in(smtp_server.mailbox.wait_for(address))
+    assert link.startswith(f"{PUBLIC_URL}/signin/email?token=")
+    [binding] = set_cookies(asked, EMAIL_COOKIE)
+    attributes = cookie_attributes(binding)
+    assert {"httponly", "secure"} <= attributes.keys()
+    assert attributes["samesite"].lower() == "lax"
+    assert attributes["path"] == "/signin"
+    # Followed where the public URL leads (here, this server), with the binding cookie.
+    with http_client(server.url, headers={"Cookie": f"{EMAIL_COOKIE}={attributes['value']}"}) as b:
+        followed = b.get(link.replace(PUBLIC_URL, server.url))
+    assert followed.status_code == 303
+    [session] = set_cookies(followed, SESSION_COOKIE)
+    assert "secure" in cookie_attributes(session)
+
+
+# --- bad input and failures ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "",
+        "not-an-address",
+        "@example.org",
+        "person@localhost",
+        "a" * 400 + "@example.org",
+        "victim@example.org\r\nBcc: everyone@example.org",  # header injection
+        "two words@example.org",
+    ],
+)
+def test_an_address_that_is_not_one_gets_a_page_and_no_mail(
+    servers: dict[str, Server],
+    smtp_server: SMTPServer,
+    browsers: Callable[[str], httpx.Client],
+    typed: str,
+) -> None:
+    before = len(smtp_server.mailbox.messages)
+    answer = ask_for_link(browsers(servers["mail"].url), typed)
+    assert answer.status_code == 400
+    assert "e-mail address" in problem_of(answer)
+    time.sleep(0.1)
+    assert len(smtp_server.mailbox.messages) == before
+
+
+def test_a_form_without_its_csrf_token_or_with_a_file_is_refused_cleanly(
+    servers: dict[str, Server], browsers: Callable[[str], httpx.Client]
+) -> None:
+    browser = browsers(servers["mail"].url)
+    no_token = browser.post("/signin/email", data={"email": new_address()})
+    assert no_token.status_code == 403
+    token = csrf_of(browser.get("/signin").text)
+    as_file = browser.post(
+        "/signin/email",
+        data={"csrf_token": token},
+        files={"email": ("email.txt", b"person@example.org", "text/plain")},
+    )
+    assert as_file.status_code == 400
+
+
+def test_a_mail_server_that_does_not_answer_is_a_503_page_and_leaks_nothing(
+    servers: dict[str, Server], browsers: Callable[[str], httpx.Client]
+) -> None:
+    server = servers["mail_down"]
+    address = new_address()
+
+    answer = ask_for_link(browsers(server.url), address)
+
+    assert answer.status_code == 503
+    assert int(answer.headers["retry-after"]) > 0
+    assert "cannot be sent" in problem_of(answer)
+    assert "mail could not be sent" in server.log()
+    assert address not in server.log()
+
+
+def test_the_log_keeps_no_address_and_no_link(
+    servers: dict[str, Server],
+    smtp_server: SMTPServer,
+    browsers: Callable[[str], httpx.Client],
+) -> None:
+    server = servers["mail"]
+    browser = browsers(server.url)
+    address = new_address()
+    ask_for_link(browser, address)
+    link = signin_link_in(smtp_server.mailbox.wait_for(address))
+    browser.get(link)
+
+    log = server.log()
+    assert address not in log
+    assert link.rsplit("=", 1)[1] not in log
+
+
+# --- the command line ---------------------------------------------------------------------
+
+
+def signin_link_command(server: Server, email: str) -> str:
+    made = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "anonbox",
+            "signin-link",
+            "--email",
+            email,
+            "--base-url",
+            server.url,
+        ],
+        env={"ANONBOX_DATABASE_URL": server.database_url, "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return made.stdout.strip()
+
+
+def test_signin_link_prints_a_one_time_link_and_makes_the_creator_if_new(
+    servers: dict[str, Server], browsers: Callable[[str], httpx.Client]
+) -> None:
+    server = servers["console"]
+    address = new_address()
+
+    link = signin_link_command(server, address)
+
+    assert link.startswith(f"{server.url}/signin/email?token=")
+    followed = browsers(server.url).get(link)  # any browser: there was none to bind to
+    token = session_token(followed)
+    assert followed.status_code == 303
+    assert token is not None
+    assert profile(browsers(server.url), token)["email"] == address
+    assert browsers(server.url).get(link).status_code == 400  # once
+
+
+def test_signin_link_for_an_existing_creator_signs_in_to_that_account(
+    servers: dict[str, Server], browsers: Callable[[str], httpx.Client]
+) -> None:
+    server = servers["console"]
+    creator, address = make_local_creator(server)
+
+    followed = browsers(server.url).get(signin_link_command(server, address))
+
+    token = session_token(followed)
+    assert token is not None
+    assert profile(browsers(server.url), token)["user_id"] == creator.user_id
