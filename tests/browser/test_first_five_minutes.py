@@ -1,0 +1,204 @@
+"""A newcomer's first five minutes, in Chromium, on a fresh server with nothing but SQLite
+and a mail server: the home page, a sign-in link by e-mail (read from a real SMTP server on
+loopback), the dashboard, the share link copied, a message from a stranger arriving live,
+a reply, and the answer on the public page. Then the links that must not sign anyone in.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import BrowserContext, Page, expect
+
+from tests.browser.conftest import PHONE, Screenshot
+from tests.server import Server
+from tests.support.mail import SMTPServer, signin_link_in
+
+SESSION_COOKIE = "anonbox_session"
+
+
+def _fresh_server(tmp_path: Path, name: str, env: dict[str, str]) -> Server:
+    """A server on a brand-new SQLite file, as ``make run`` starts one on a fresh clone."""
+    return Server(f"sqlite:///{tmp_path / 'anonbox.db'}", tmp_path / f"{name}.log", env=env)
+
+
+@pytest.fixture(scope="module")
+def fresh(smtp_server: SMTPServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    server = _fresh_server(
+        tmp_path_factory.mktemp("fresh"), "fresh", {"ANONBOX_SMTP_URL": smtp_server.url}
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def short_lived(
+    smtp_server: SMTPServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    """Sign-in links live two seconds here."""
+    server = _fresh_server(
+        tmp_path_factory.mktemp("short"),
+        "short",
+        {"ANONBOX_SMTP_URL": smtp_server.url, "ANONBOX_EMAIL_SIGNIN_TTL_SECONDS": "2"},
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+def new_address() -> str:
+    return f"newcomer-{uuid.uuid4().hex[:10]}@example.org"
+
+
+def ask_for_link(page: Page, base_url: str, address: str) -> None:
+    page.goto(f"{base_url}/signin")
+    page.get_by_label("Your e-mail address").fill(address)
+    page.get_by_role("button", name="Email me a sign-in link").click()
+
+
+def signed_in(context: BrowserContext) -> bool:
+    return any(cookie["name"] == SESSION_COOKIE for cookie in context.cookies())
+
+
+def test_from_the_home_page_to_an_answer_on_the_public_page(
+    fresh: Server,
+    smtp_server: SMTPServer,
+    new_context: Callable[..., BrowserContext],
+    screenshot: Screenshot,
+) -> None:
+    context = new_context(permissions=["clipboard-read", "clipboard-write"])
+    creator = context.new_page()
+    creator.goto(f"{fresh.url}/")
+    expect(creator.locator("h1")).to_have_text("Get anonymous messages from anyone with your link.")
+    expect(creator.locator("#privacy")).to_contain_text("keeps no sender's address")
+    expect(creator.get_by_role("link", name="API reference")).to_have_attribute("href", "/docs")
+    screenshot(creator, "home")
+
+    creator.get_by_role("link", name="Get your link").click()
+    creator.wait_for_url(f"{fresh.url}/signin")
+    expect(creator.locator("#signin-google")).to_have_count(0)  # not configured here
+    address = new_address()
+    creator.get_by_label("Your e-mail address").fill(address)
+    screenshot(creator, "signin")
+    creator.get_by_role("button", name="Email me a sign-in link").click()
+    expect(creator.locator("#signin-email-sent")).to_contain_text(address)
+    screenshot(creator, "signin-sent")
+
+    creator.goto(signin_link_in(smtp_server.mailbox.wait_for(address)))
+    creator.wait_for_url(f"{fresh.url}/dashboard")
+    expect(creator.locator("#inbox")).to_be_visible()
+    expect(creator.locator("#unread-count")).to_have_text("0")
+
+    creator.get_by_role("button", name="Copy link").click()
+    expect(creator.locator("#copy-status")).to_have_text("Link copied.")
+    share_link = creator.evaluate("navigator.clipboard.readText()")
+    link_id = creator.locator("#inbox").get_attribute("data-link-id")
+    assert share_link == f"{fresh.url}/{link_id}"
+    creator.evaluate("window.notReloaded = true")
+
+    stranger = new_context(viewport=PHONE).new_page()
+    stranger.goto(share_link)
+    question = "Which lighthouse should I visit first?"
+    stranger.get_by_label("Your anonymous message").fill(question)
+    stranger.get_by_role("button", name="Send").click()
+    expect(stranger.locator("#sent")).to_be_visible()
+
+    message = creator.locator("article[data-message-id]", has_text=question)
+    expect(message).to_be_visible()
+    expect(creator.locator("#unread-count")).to_have_text("1")
+    assert creator.evaluate("window.notReloaded") is True, "the dashboard reloaded"
+    answer = "The one at the end of the pier."
+    message.get_by_label("Reply").fill(answer)
+    message.get_by_role("button", name="Send reply").click()
+    expect(
+        creator.locator("article[data-message-id]", has_text=question).locator(".reply-content")
+    ).to_have_text(answer)
+
+    screenshot(creator, "dashboard-first-answer")
+
+    stranger.reload()
+    shown = stranger.locator("#answers .answer", has_text=question)
+    expect(shown.locator(".reply")).to_contain_text(answer)
+
+    creator.goto(f"{fresh.url}/")  # a signed-in creator goes straight to the dashboard
+    creator.wait_for_url(f"{fresh.url}/dashboard")
+
+
+def test_a_used_link_is_a_clear_page_and_no_session(
+    fresh: Server,
+    smtp_server: SMTPServer,
+    new_context: Callable[..., BrowserContext],
+    screenshot: Screenshot,
+) -> None:
+    context = new_context()
+    page = context.new_page()
+    address = new_address()
+    ask_for_link(page, fresh.url, address)
+    link = signin_link_in(smtp_server.mailbox.wait_for(address))
+    page.goto(link)
+    page.wait_for_url(f"{fresh.url}/dashboard")
+    context.clear_cookies()  # signed out, the link kept
+
+    page.goto(link)
+
+    expect(page.locator("#signin-problem")).to_contain_text("already used")
+    expect(page.get_by_label("Your e-mail address")).to_be_visible()  # and a way on
+    assert not signed_in(context)
+    screenshot(page, "signin-link-used")
+
+
+def test_a_link_opened_in_another_browser_is_a_clear_page_and_no_session(
+    fresh: Server, smtp_server: SMTPServer, new_context: Callable[..., BrowserContext]
+) -> None:
+    asking = new_context().new_page()
+    address = new_address()
+    ask_for_link(asking, fresh.url, address)
+    link = signin_link_in(smtp_server.mailbox.wait_for(address))
+
+    other = new_context()
+    page = other.new_page()
+    page.goto(link)
+
+    expect(page.locator("#signin-problem")).to_contain_text("another browser")
+    assert not signed_in(other)
+
+
+def test_an_expired_link_is_a_clear_page_and_no_session(
+    short_lived: Server, smtp_server: SMTPServer, new_context: Callable[..., BrowserContext]
+) -> None:
+    context = new_context()
+    page = context.new_page()
+    address = new_address()
+    ask_for_link(page, short_lived.url, address)
+    link = signin_link_in(smtp_server.mailbox.wait_for(address))
+    page.wait_for_timeout(2500)
+
+    page.goto(link)
+
+    expect(page.locator("#signin-problem")).to_contain_text("expired")
+    assert not signed_in(context)
+
+
+def test_the_sixteenth_link_for_one_address_in_an_hour_is_refused(
+    fresh: Server,
+    smtp_server: SMTPServer,
+    new_context: Callable[..., BrowserContext],
+    screenshot: Screenshot,
+) -> None:
+    address = new_address()
+    for _ in range(15):  # fifteen browsers ask for the same address (quicker over HTTP)
+        with httpx.Client(base_url=fresh.url) as other:
+            token = other.get("/signin").cookies["anonbox_csrf"]
+            asked = other.post("/signin/email", data={"csrf_token": token, "email": address})
+            assert asked.status_code == 200, asked.text
+    page = new_context().new_page()
+
+    ask_for_link(page, fresh.url, address)
+
+    expect(page.locator("#signin-problem")).to_contain_text("Too many sign-in links")
+    screenshot(page, "signin-too-many")
