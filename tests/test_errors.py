@@ -21,7 +21,6 @@ Send = Callable[[httpx.Client, Creator], httpx.Response]
 @pytest.mark.parametrize(
     ("method", "path"),
     [
-        ("GET", "/"),
         ("GET", "/nope"),
         ("POST", "/nope"),
         ("GET", "/message"),
