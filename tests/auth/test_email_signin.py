@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -18,13 +16,10 @@ import pytest
 from anonbox.core.database import connect
 from tests.auth.conftest import (
     Provider,
-    _close_browser,  # noqa: F401 - fixture
-    backend,  # noqa: F401 - fixture
     cookie_attributes,
     http_client,
     make_local_creator,
     profile,
-    provider,  # noqa: F401 - fixture
     running_servers,
     set_cookies,
     sign_in,
@@ -32,6 +27,7 @@ from tests.auth.conftest import (
 )
 from tests.server import Server, free_port
 from tests.support.mail import SMTPServer, signin_link_in
+from tests.support.signin import signin_link_command
 
 SESSION_COOKIE = "anonbox_session"
 EMAIL_COOKIE = "anonbox_email_signin"
@@ -41,8 +37,8 @@ PRODUCTION = {"ANONBOX_ENV": "production", "ANONBOX_SECRET_KEY": "p" * 48}
 
 @pytest.fixture(scope="module")
 def servers(
-    backend: str,  # noqa: F811
-    provider: Provider,  # noqa: F811
+    backend: str,
+    provider: Provider,
     smtp_server: SMTPServer,
     database_url_factory: Callable[[str], str],
     tmp_path_factory: pytest.TempPathFactory,
@@ -64,21 +60,6 @@ def servers(
     log_dir = tmp_path_factory.mktemp("email-signin-logs")
     with running_servers(database_url_factory, log_dir, backend, envs) as running:
         yield running
-
-
-@pytest.fixture
-def browsers() -> Iterator[Callable[[str], httpx.Client]]:
-    """Browsers, each with its own cookie jar."""
-    made: list[httpx.Client] = []
-
-    def make(base_url: str) -> httpx.Client:
-        client = http_client(base_url)
-        made.append(client)
-        return client
-
-    yield make
-    for client in made:
-        client.close()
 
 
 def new_address() -> str:
@@ -119,10 +100,10 @@ def problem_of(page: httpx.Response) -> str:
 def test_a_new_address_gets_a_link_that_signs_in_and_makes_an_account(
     servers: dict[str, Server],
     smtp_server: SMTPServer,
-    browsers: Callable[[str], httpx.Client],
+    new_user_agent: Callable[[str], httpx.Client],
 ) -> None:
     server = servers["mail"]
-    browser = browsers(server.url)
+    browser = new_user_agent(server.url)
     address = new_address()
 
     asked = ask_for_link(browser, address.upper())
@@ -152,16 +133,16 @@ def test_a_new_address_gets_a_link_that_signs_in_and_makes_an_account(
 
 def test_google_and_email_with_one_address_reach_one_account(
     servers: dict[str, Server],
-    provider: Provider,  # noqa: F811
+    provider: Provider,
     smtp_server: SMTPServer,
-    browsers: Callable[[str], httpx.Client],
+    new_user_agent: Callable[[str], httpx.Client],
 ) -> None:
     server = servers["mail"]
     address = new_address()
-    by_google = sign_in(browsers(server.url), provider.new_user(email=address))
+    by_google = sign_in(new_user_agent(server.url), provider.new_user(email=address))
     google_account = profile(by_google.user_agent, by_google.access_token)
 
-    browser = browsers(server.url)
+    browser = new_user_agent(server.url)
     ask_for_link(browser, address)
     followed = browser.get(signin_link_in(smtp_server.mailbox.wait_for(address)))
     token = session_token(followed)
@@ -173,13 +154,15 @@ def test_google_and_email_with_one_address_reach_one_account(
 def test_the_answer_is_the_same_whether_or_not_the_address_has_an_account(
     servers: dict[str, Server],
     smtp_server: SMTPServer,
-    browsers: Callable[[str], httpx.Client],
+    new_user_agent: Callable[[str], httpx.Client],
 ) -> None:
     server = servers["mail"]
     _, known = make_local_creator(server)
     unknown = new_address()
 
-    answers = {address: ask_for_link(browsers(server.url), address) for address in (known, unknown)}
+    answers = {
+        address: ask_for_link(new_user_agent(server.url), address) for address in (known, unknown)
+    }
 
     def shape(response: httpx.Response, address: str) -> tuple[int, str, list[str]]:
         body = response.text.replace(address, "ADDRESS")
@@ -194,11 +177,11 @@ def test_the_answer_is_the_same_whether_or_not_the_address_has_an_account(
 def test_a_link_is_stored_only_as_its_hash(
     servers: dict[str, Server],
     smtp_server: SMTPServer,
-    browsers: Callable[[str], httpx.Client],
+    new_user_agent: Callable[[str], httpx.Client],
 ) -> None:
     server = servers["mail"]
     address = new_address()
-    ask_for_link(browsers(server.url), address)
+    ask_for_link(new_user_agent(server.url), address)
     token = signin_link_in(smtp_server.mailbox.wait_for(address)).rsplit("=", 1)[1]
 
     async def rows() -> list[tuple[object, ...]]:
@@ -220,10 +203,10 @@ def test_a_link_is_stored_only_as_its_hash(
 def test_a_link_works_once(
     servers: dict[str, Server],
     smtp_server: SMTPServer,
-    browsers: Callable[[str], httpx.Client],
+    new_user_agent: Callable[[str], httpx.Client],
 ) -> None:
     server = servers["mail"]
-    browser = browsers(server.url)
+    browser = new_user_agent(server.url)
     address = new_address()
     binding = cookie_attributes(set_cookies(ask_for_link(browser, address), EMAIL_COOKIE)[0])
     link = signin_link_in(smtp_server.mailbox.wait_for(address))
@@ -243,11 +226,11 @@ def test_a_link_works_once(
 def test_an_expired_link_signs_nobody_in(
     servers: dict[str, Server],
     smtp_server: SMTPServer,
-    browsers: Callable[[str], httpx.Client],
+    new_user_agent: Callable[[str], httpx.Client],
 ) -> None:
     server = servers["strict"]  # links live one second there
     address = new_address()
-    asked = ask_for_link(browsers(server.url), address)
+    asked = ask_for_link(new_user_agent(server.url), address)
     binding = cookie_attributes(set_cookies(asked, EMAIL_COOKIE)[0])["value"]
     link = signin_link_in(smtp_server.mailbox.wait_for(address))
     time.sleep(1.2)
@@ -264,15 +247,15 @@ def test_an_expired_link_signs_nobody_in(
 def test_a_link_opened_in_another_browser_signs_nobody_in_and_is_not_spent(
     servers: dict[str, Server],
     smtp_server: SMTPServer,
-    browsers: Callable[[str], httpx.Client],
+    new_user_agent: Callable[[str], httpx.Client],
 ) -> None:
     server = servers["mail"]
-    asking = browsers(server.url)
+    asking = new_user_agent(server.url)
     address = new_address()
     ask_for_link(asking, address)
     link = signin_link_in(smtp_server.mailbox.wait_for(address))
 
-    elsewhere = browsers(server.url).get(link)  # a forwarded mail, or a mail scanner
+    elsewhere = new_user_agent(server.url).get(link)  # a forwarded mail, or a mail scanner
 
     assert elsewhere.status_code == 400
     assert "another browser" in problem_of(elsewhere)
@@ -282,9 +265,9 @@ def test_a_link_opened_in_another_browser_signs_nobody_in_and_is_not_spent(
 
 @pytest.mark.parametrize("token", ["", "x", "A" * 43, "A" * 5000])
 def test_a_made_up_link_is_a_page_and_no_session(
-    servers: dict[str, Server], browsers: Callable[[str], httpx.Client], token: str
+    servers: dict[str, Server], new_user_agent: Callable[[str], httpx.Client], token: str
 ) -> None:
-    answer = browsers(servers["mail"].url).get("/signin/email", params={"token": token})
+    answer = new_user_agent(servers["mail"].url).get("/signin/email", params={"token": token})
     assert answer.status_code == 400
     assert "text/html" in answer.headers["content-type"]
     assert session_token(answer) is None
@@ -296,14 +279,14 @@ def test_a_made_up_link_is_a_page_and_no_session(
 def test_the_sixteenth_link_for_one_address_in_an_hour_is_refused(
     servers: dict[str, Server],
     smtp_server: SMTPServer,
-    browsers: Callable[[str], httpx.Client],
+    new_user_agent: Callable[[str], httpx.Client],
 ) -> None:
     server = servers["mail"]
     address = new_address()
     for _ in range(15):
-        assert ask_for_link(browsers(server.url), address).status_code == 200
+        assert ask_for_link(new_user_agent(server.url), address).status_code == 200
 
-    refused = ask_for_link(browsers(server.url), address)
+    refused = ask_for_link(new_user_agent(server.url), address)
 
     assert refused.status_code == 429
     assert int(refused.headers["retry-after"]) > 0
@@ -312,39 +295,39 @@ def test_the_sixteenth_link_for_one_address_in_an_hour_is_refused(
     time.sleep(0.2)
     assert len(smtp_server.mailbox.to(address)) == 15
     # One address is full, not the form: someone else still gets their link.
-    assert ask_for_link(browsers(server.url), new_address()).status_code == 200
+    assert ask_for_link(new_user_agent(server.url), new_address()).status_code == 200
 
 
 def test_one_network_cannot_ask_for_links_without_end(
-    servers: dict[str, Server], browsers: Callable[[str], httpx.Client]
+    servers: dict[str, Server], new_user_agent: Callable[[str], httpx.Client]
 ) -> None:
     server = servers["strict"]  # 3 per hour per network, behind a trusted proxy
     flooding = {"X-Forwarded-For": "203.0.113.9"}
     for _ in range(3):
-        assert ask_for_link(browsers(server.url), new_address(), flooding).status_code == 200
+        assert ask_for_link(new_user_agent(server.url), new_address(), flooding).status_code == 200
 
-    refused = ask_for_link(browsers(server.url), new_address(), flooding)
+    refused = ask_for_link(new_user_agent(server.url), new_address(), flooding)
 
     assert refused.status_code == 429
     other = {"X-Forwarded-For": "198.51.100.4"}
-    assert ask_for_link(browsers(server.url), new_address(), other).status_code == 200
+    assert ask_for_link(new_user_agent(server.url), new_address(), other).status_code == 200
 
 
 # --- what each deployment offers ----------------------------------------------------------
 
 
 def test_the_signin_page_shows_only_the_ways_that_are_configured(
-    servers: dict[str, Server], browsers: Callable[[str], httpx.Client]
+    servers: dict[str, Server], new_user_agent: Callable[[str], httpx.Client]
 ) -> None:
-    both = browsers(servers["mail"].url).get("/signin").text
+    both = new_user_agent(servers["mail"].url).get("/signin").text
     assert 'id="signin-email-form"' in both
     assert 'id="signin-google"' in both
 
-    console = browsers(servers["console"].url).get("/signin").text
+    console = new_user_agent(servers["console"].url).get("/signin").text
     assert 'id="signin-email-form"' in console
     assert 'id="signin-google"' not in console
 
-    closed = browsers(servers["closed"].url)
+    closed = new_user_agent(servers["closed"].url)
     page = closed.get("/signin")
     assert 'id="signin-email-form"' not in page.text
     assert 'id="signin-google"' not in page.text
@@ -358,10 +341,10 @@ def test_the_signin_page_shows_only_the_ways_that_are_configured(
 
 
 def test_in_development_without_smtp_the_mail_is_printed_on_the_console(
-    servers: dict[str, Server], browsers: Callable[[str], httpx.Client]
+    servers: dict[str, Server], new_user_agent: Callable[[str], httpx.Client]
 ) -> None:
     server = servers["console"]
-    browser = browsers(server.url)
+    browser = new_user_agent(server.url)
     address = new_address()
 
     asked = ask_for_link(browser, address)
@@ -384,11 +367,11 @@ def test_in_development_without_smtp_the_mail_is_printed_on_the_console(
 def test_in_production_links_use_the_public_url_and_cookies_are_secure(
     servers: dict[str, Server],
     smtp_server: SMTPServer,
-    browsers: Callable[[str], httpx.Client],
+    new_user_agent: Callable[[str], httpx.Client],
 ) -> None:
     server = servers["production"]
     address = new_address()
-    browser = browsers(server.url)
+    browser = new_user_agent(server.url)
     page = browser.get("/signin")
     # Sent by hand: a cookie jar keeps a Secure cookie off plain HTTP, as a browser would.
     csrf = cookie_attributes(set_cookies(page, "anonbox_csrf")[0])["value"]
@@ -433,11 +416,11 @@ def test_in_production_links_use_the_public_url_and_cookies_are_secure(
 def test_an_address_that_is_not_one_gets_a_page_and_no_mail(
     servers: dict[str, Server],
     smtp_server: SMTPServer,
-    browsers: Callable[[str], httpx.Client],
+    new_user_agent: Callable[[str], httpx.Client],
     typed: str,
 ) -> None:
     before = len(smtp_server.mailbox.messages)
-    answer = ask_for_link(browsers(servers["mail"].url), typed)
+    answer = ask_for_link(new_user_agent(servers["mail"].url), typed)
     assert answer.status_code == 400
     assert "e-mail address" in problem_of(answer)
     time.sleep(0.1)
@@ -445,9 +428,9 @@ def test_an_address_that_is_not_one_gets_a_page_and_no_mail(
 
 
 def test_a_form_without_its_csrf_token_or_with_a_file_is_refused_cleanly(
-    servers: dict[str, Server], browsers: Callable[[str], httpx.Client]
+    servers: dict[str, Server], new_user_agent: Callable[[str], httpx.Client]
 ) -> None:
-    browser = browsers(servers["mail"].url)
+    browser = new_user_agent(servers["mail"].url)
     no_token = browser.post("/signin/email", data={"email": new_address()})
     assert no_token.status_code == 403
     token = csrf_of(browser.get("/signin").text)
@@ -460,12 +443,12 @@ def test_a_form_without_its_csrf_token_or_with_a_file_is_refused_cleanly(
 
 
 def test_a_mail_server_that_does_not_answer_is_a_503_page_and_leaks_nothing(
-    servers: dict[str, Server], browsers: Callable[[str], httpx.Client]
+    servers: dict[str, Server], new_user_agent: Callable[[str], httpx.Client]
 ) -> None:
     server = servers["mail_down"]
     address = new_address()
 
-    answer = ask_for_link(browsers(server.url), address)
+    answer = ask_for_link(new_user_agent(server.url), address)
 
     assert answer.status_code == 503
     assert int(answer.headers["retry-after"]) > 0
@@ -477,10 +460,10 @@ def test_a_mail_server_that_does_not_answer_is_a_503_page_and_leaks_nothing(
 def test_the_log_keeps_no_address_and_no_link(
     servers: dict[str, Server],
     smtp_server: SMTPServer,
-    browsers: Callable[[str], httpx.Client],
+    new_user_agent: Callable[[str], httpx.Client],
 ) -> None:
     server = servers["mail"]
-    browser = browsers(server.url)
+    browser = new_user_agent(server.url)
     address = new_address()
     ask_for_link(browser, address)
     link = signin_link_in(smtp_server.mailbox.wait_for(address))
@@ -494,28 +477,8 @@ def test_the_log_keeps_no_address_and_no_link(
 # --- the command line ---------------------------------------------------------------------
 
 
-def signin_link_command(server: Server, email: str) -> str:
-    made = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "anonbox",
-            "signin-link",
-            "--email",
-            email,
-            "--base-url",
-            server.url,
-        ],
-        env={"ANONBOX_DATABASE_URL": server.database_url, "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return made.stdout.strip()
-
-
 def test_signin_link_prints_a_one_time_link_and_makes_the_creator_if_new(
-    servers: dict[str, Server], browsers: Callable[[str], httpx.Client]
+    servers: dict[str, Server], new_user_agent: Callable[[str], httpx.Client]
 ) -> None:
     server = servers["console"]
     address = new_address()
@@ -523,22 +486,22 @@ def test_signin_link_prints_a_one_time_link_and_makes_the_creator_if_new(
     link = signin_link_command(server, address)
 
     assert link.startswith(f"{server.url}/signin/email?token=")
-    followed = browsers(server.url).get(link)  # any browser: there was none to bind to
+    followed = new_user_agent(server.url).get(link)  # any browser: there was none to bind to
     token = session_token(followed)
     assert followed.status_code == 303
     assert token is not None
-    assert profile(browsers(server.url), token)["email"] == address
-    assert browsers(server.url).get(link).status_code == 400  # once
+    assert profile(new_user_agent(server.url), token)["email"] == address
+    assert new_user_agent(server.url).get(link).status_code == 400  # once
 
 
 def test_signin_link_for_an_existing_creator_signs_in_to_that_account(
-    servers: dict[str, Server], browsers: Callable[[str], httpx.Client]
+    servers: dict[str, Server], new_user_agent: Callable[[str], httpx.Client]
 ) -> None:
     server = servers["console"]
     creator, address = make_local_creator(server)
 
-    followed = browsers(server.url).get(signin_link_command(server, address))
+    followed = new_user_agent(server.url).get(signin_link_command(server, address))
 
     token = session_token(followed)
     assert token is not None
-    assert profile(browsers(server.url), token)["user_id"] == creator.user_id
+    assert profile(new_user_agent(server.url), token)["user_id"] == creator.user_id

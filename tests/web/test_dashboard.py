@@ -402,6 +402,21 @@ def test_a_form_without_the_right_csrf_token_is_refused(
     assert api.get("/user", headers={"X-API-Key": browser.access_token}).status_code == 200
 
 
+def test_a_file_in_place_of_the_csrf_token_is_refused_not_a_500(
+    browser: Browser, api: httpx.Client
+) -> None:
+    message_id = post_message(api, browser.link_id, "untouched")
+    token = browser.csrf()
+    action = f"/dashboard/links/{browser.link_id}/messages/{message_id}/like"
+
+    refused = browser.client.post(
+        action, files={"csrf_token": ("token.txt", token.encode(), "text/plain")}
+    )
+
+    assert refused.status_code == 403, refused.text
+    assert inbox_item(api, browser.creator, message_id)["like_by_creator"] is False
+
+
 def test_another_creators_link_is_refused_and_shows_nothing(
     make_browser: Callable[[], Browser], api: httpx.Client
 ) -> None:

@@ -3,33 +3,17 @@ where a signed-in creator is sent."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import uuid
 
 import httpx
 
 from tests.server import Server
+from tests.support.signin import signin_link_command
 
 
 def signed_in_browser(server: Server) -> httpx.Client:
     """A browser signed in through a link from ``anonbox signin-link``."""
-    link = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "anonbox",
-            "signin-link",
-            "--email",
-            f"home-{uuid.uuid4().hex[:10]}@example.org",
-            "--base-url",
-            server.url,
-        ],
-        env={"ANONBOX_DATABASE_URL": server.database_url, "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    link = signin_link_command(server, f"home-{uuid.uuid4().hex[:10]}@example.org")
     browser = httpx.Client(base_url=server.url, timeout=30)
     followed = browser.get(link)
     if followed.status_code != 303:

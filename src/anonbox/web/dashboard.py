@@ -34,7 +34,7 @@ from anonbox.messages import inbox
 from anonbox.messages import service as messages
 from anonbox.safety import blocks, mutes
 from anonbox.web.routing import site_url
-from anonbox.web.security import CSRF_FIELD, check_csrf, csrf_token, set_csrf_cookie
+from anonbox.web.security import CSRF_FIELD, checked_form, csrf_token, set_csrf_cookie
 from anonbox.web.session import (
     Browser,
     browser_session,
@@ -107,12 +107,6 @@ def _back(form: FormMultiDict, default: str) -> str:
     if back.startswith("/dashboard") and "//" not in back and "\\" not in back:
         return back
     return default
-
-
-async def _form(request: AnyRequest) -> FormMultiDict:
-    form = await request.form()
-    check_csrf(request, form.get(CSRF_FIELD))
-    return form
 
 
 def _done(browser: Browser, settings: Settings, location: str) -> Redirect:
@@ -277,7 +271,7 @@ async def link_events(
 async def _message_action(
     request: AnyRequest, db: Database, settings: Settings, link_id: str
 ) -> tuple[Browser, FormMultiDict, str]:
-    form = await _form(request)
+    form = await checked_form(request)
     browser = await _signed_in(request, db, settings)
     await _own(db, browser, link_id)
     return browser, form, _back(form, f"/dashboard/links/{link_id}")
@@ -392,7 +386,7 @@ async def account(request: AnyRequest, db: DB, settings: AppSettings) -> Templat
 async def _account_action(
     request: AnyRequest, db: Database, settings: Settings
 ) -> tuple[Browser, FormMultiDict]:
-    form = await _form(request)
+    form = await checked_form(request)
     return await _signed_in(request, db, settings), form
 
 

@@ -38,7 +38,7 @@ from anonbox.messages.router import provide_posting
 from anonbox.messages.schemas import InboxItem, ReplyOut
 from anonbox.web.cards import render_card
 from anonbox.web.routing import error_page
-from anonbox.web.security import CSRF_FIELD, check_csrf, csrf_token, set_csrf_cookie
+from anonbox.web.security import CSRF_FIELD, checked_form, csrf_token, set_csrf_cookie
 
 ANSWERS_PER_PAGE = 10
 REPLIES_PER_ANSWER = 10
@@ -189,9 +189,7 @@ async def send_from_form(
     link = await _public_link(db, link_id)
     if link is None:
         return not_found(request)
-    form = await request.form()
-    submitted = form.get(CSRF_FIELD)
-    check_csrf(request, submitted if isinstance(submitted, str) else None)
+    form = await checked_form(request)
     field = form.get("message_content")
     # Browsers send a textarea's line breaks as CRLF, but show and count them as one
     # character (as send.js does): store them as the LF a JSON client would send.

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from litestar import Request, Response
+from litestar.datastructures import FormMultiDict
 
 from anonbox.core.errors import Forbidden
 from anonbox.core.settings import Settings
@@ -71,6 +72,14 @@ def set_csrf_cookie(response: Response[Any], token: str, settings: Settings) -> 
         samesite="strict",
         path="/",
     )
+
+
+async def checked_form(request: Request[Any, Any, Any]) -> FormMultiDict:
+    """The posted form, once its CSRF token is checked (a file in its place is no token)."""
+    form = await request.form()
+    submitted = form.get(CSRF_FIELD)
+    check_csrf(request, submitted if isinstance(submitted, str) else None)
+    return form
 
 
 def check_csrf(request: Request[Any, Any, Any], submitted: str | None) -> None:

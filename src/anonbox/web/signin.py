@@ -36,7 +36,7 @@ from anonbox.safety.gate import Gate
 from anonbox.web.routing import HTML, error_page, site_url
 from anonbox.web.security import (
     CSRF_FIELD,
-    check_csrf,
+    checked_form,
     csrf_token,
     page_headers,
     set_csrf_cookie,
@@ -50,8 +50,7 @@ from anonbox.web.session import (
 
 AnyRequest = Request[Any, Any, Any]
 _NO_STORE = {"Cache-Control": "no-store"}
-# The sign-in cookies live under these paths only: they bind a sign-in to the browser
-# that started it, and nothing else needs to see them.
+# Binds an e-mail sign-in to the browser that asked for it; nothing else needs to see it.
 EMAIL_COOKIE = "anonbox_email_signin"
 EMAIL_COOKIE_PATH = "/signin"
 _MAX_TOKEN_LENGTH = 100  # a link's token is 43 characters
@@ -163,9 +162,7 @@ async def signin_email(
 ) -> Response[Any]:
     """Mail a one-time sign-in link; the same page whether or not the address has an
     account."""
-    form = await request.form()
-    submitted = form.get(CSRF_FIELD)
-    check_csrf(request, submitted if isinstance(submitted, str) else None)
+    form = await checked_form(request)
     if mailer is None:
         raise ServiceUnavailable("Sign-in by e-mail is not offered on this server", 3600)
     field = form.get("email")
@@ -271,9 +268,7 @@ async def google_callback_page(
 
 @post("/signout", status_code=303)
 async def signout(request: AnyRequest, db: DB, settings: AppSettings) -> Redirect:
-    form = await request.form()
-    submitted = form.get(CSRF_FIELD)
-    check_csrf(request, submitted if isinstance(submitted, str) else None)
+    await checked_form(request)
     browser = await browser_session(request, db, settings)
     if browser is not None:
         await close_session(db, session_id=browser.principal.credential_id)
