@@ -72,6 +72,10 @@ def test_from_the_home_page_to_an_answer_on_the_public_page(
     screenshot: Screenshot,
 ) -> None:
     context = new_context(permissions=["clipboard-read", "clipboard-write"])
+    failed: list[str] = []  # nothing the pages load may fail
+    context.on(
+        "response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None
+    )
     creator = context.new_page()
     creator.goto(f"{fresh.url}/")
     expect(creator.locator("h1")).to_have_text("Get anonymous messages from anyone with your link.")
@@ -127,6 +131,7 @@ def test_from_the_home_page_to_an_answer_on_the_public_page(
 
     creator.goto(f"{fresh.url}/")  # a signed-in creator goes straight to the dashboard
     creator.wait_for_url(f"{fresh.url}/dashboard")
+    assert failed == []
 
 
 def test_a_used_link_is_a_clear_page_and_no_session(
