@@ -26,7 +26,7 @@ from tests.auth.conftest import (
     signin_env,
 )
 from tests.server import Server, free_port
-from tests.support.mail import SMTPServer, signin_link_in
+from tests.support.mail import REFUSED_PREFIX, SMTPServer, signin_link_in
 from tests.support.signin import signin_link_command
 
 SESSION_COOKIE = "anonbox_session"
@@ -454,6 +454,20 @@ def test_a_mail_server_that_does_not_answer_is_a_503_page_and_leaks_nothing(
     assert int(answer.headers["retry-after"]) > 0
     assert "cannot be sent" in problem_of(answer)
     assert "mail could not be sent" in server.log()
+    assert address not in server.log()
+
+
+def test_a_refused_recipient_is_a_503_page_and_the_log_does_not_quote_it(
+    servers: dict[str, Server],
+    new_user_agent: Callable[[str], httpx.Client],
+) -> None:
+    server = servers["mail"]
+    address = f"{REFUSED_PREFIX}{uuid.uuid4().hex[:12]}@example.org"
+
+    answer = ask_for_link(new_user_agent(server.url), address)
+
+    assert answer.status_code == 503
+    assert "SMTPRecipientsRefused" in server.log()
     assert address not in server.log()
 
 

@@ -3,28 +3,40 @@ read the mail anonbox sends, as a person would read their inbox.
 
 It requires SMTP AUTH with ``SMTP_USER`` / ``SMTP_PASSWORD`` (offered without TLS: the
 server is on loopback), so a test that receives mail also proves anonbox logged in.
+``start_smtp`` makes more of them, with STARTTLS or TLS from the first byte, under a
+self-signed certificate from ``self_signed``.
 """
 
 from __future__ import annotations
 
+import datetime
 import email
 import email.policy
+import ipaddress
 import re
+import ssl
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from email.message import EmailMessage
+from pathlib import Path
 from typing import Any
 
 import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from tests.server import free_port
 
 SMTP_USER = "anonbox"
 SMTP_PASSWORD = "mail-secret"
+REFUSED_PREFIX = "refused-"  # the server refuses recipients whose address starts so
 _LINK = re.compile(r"https?://\S+/signin/email\?token=[A-Za-z0-9_-]+")
 
 
@@ -72,6 +84,14 @@ class _Handler:
     def __init__(self, mailbox: Mailbox) -> None:
         self.mailbox = mailbox
 
+    async def handle_RCPT(
+        self, server: Any, session: Session, envelope: Envelope, address: str, options: list[str]
+    ) -> str:
+        if address.startswith(REFUSED_PREFIX):  # a mailbox that does not exist
+            return f"550 5.1.1 <{address}>: Recipient address rejected"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
     async def handle_DATA(self, server: Any, session: Session, envelope: Envelope) -> str:
         content = envelope.original_content or envelope.content
         assert isinstance(content, bytes)
@@ -108,18 +128,77 @@ class SMTPServer:
         return f"smtp://{SMTP_USER}:{SMTP_PASSWORD}@{self.host}:{self.port}"
 
 
-@pytest.fixture(scope="session")
-def smtp_server() -> Iterator[SMTPServer]:
+@contextmanager
+def start_smtp(
+    host: str = "127.0.0.1",
+    *,
+    starttls: ssl.SSLContext | None = None,
+    implicit_tls: ssl.SSLContext | None = None,
+) -> Iterator[SMTPServer]:
+    """An SMTP server on ``host``: plain, offering (and requiring) STARTTLS, or TLS from
+    the first byte. AUTH is required; over TLS only when there is TLS."""
     mailbox = Mailbox()
     port = free_port()
+    # aiosmtpd counts only STARTTLS as TLS for AUTH; a connection that began in TLS is too.
+    tls = starttls is not None
     controller = Controller(
         _Handler(mailbox),
-        hostname="127.0.0.1",
+        hostname=host,
         port=port,
+        ssl_context=implicit_tls,
         authenticator=_authenticator(mailbox),
         auth_required=True,
-        auth_require_tls=False,
+        auth_require_tls=tls,
+        tls_context=starttls,
+        require_starttls=starttls is not None,
     )
     controller.start()
-    yield SMTPServer("127.0.0.1", port, mailbox)
-    controller.stop()
+    try:
+        yield SMTPServer(host, port, mailbox)
+    finally:
+        controller.stop()
+
+
+def self_signed(directory: Path, hosts: list[str]) -> tuple[Path, ssl.SSLContext]:
+    """A certificate for ``hosts`` (IP addresses or names): the PEM file a client must
+    trust, and the server's TLS context."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hosts[0])])
+    names: list[x509.GeneralName] = []
+    for host in hosts:
+        try:
+            names.append(x509.IPAddress(ipaddress.ip_address(host)))
+        except ValueError:
+            names.append(x509.DNSName(host))
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path = directory / "smtp-cert.pem"
+    key_path = directory / "smtp-key.pem"
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert_path, key_path)
+    return cert_path, context
+
+
+@pytest.fixture(scope="session")
+def smtp_server() -> Iterator[SMTPServer]:
+    with start_smtp() as server:
+        yield server

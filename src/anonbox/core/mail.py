@@ -61,7 +61,16 @@ class SMTPMailer:
             )
         except (aiosmtplib.SMTPException, OSError) as exc:
             # The recipient is the creator's own address, but logs keep no addresses at all.
-            _log.error("mail could not be sent through %s:%s: %s", smtp.host, smtp.port, exc)
+            # Not the exception's text: a refusal quotes the recipient, and logs keep no
+            # addresses at all.
+            code = getattr(exc, "code", None)
+            _log.error(
+                "mail could not be sent through %s:%s: %s%s",
+                smtp.host,
+                smtp.port,
+                type(exc).__name__,
+                f" (SMTP {code})" if code else "",
+            )
             raise ServiceUnavailable(
                 "Mail cannot be sent right now; try again in a minute", 60
             ) from None

@@ -1,0 +1,110 @@
+"""How anonbox reaches a mail server: STARTTLS (required beyond loopback), TLS from the
+first byte (``smtps://``), and no password or link in clear to a server that is not on
+this machine. Real SMTP servers with a self-signed certificate that the anonbox process
+is told to trust (``SSL_CERT_FILE``), as an operator would trust a private CA."""
+
+from __future__ import annotations
+
+import re
+import socket
+import ssl
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.server import Server
+from tests.support.mail import SMTP_PASSWORD, SMTP_USER, SMTPServer, self_signed, start_smtp
+
+
+def _outside_address() -> str:
+    """This machine's address on its network: not loopback, so STARTTLS is required."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("192.0.2.1", 9))  # no packet is sent: this only picks a route
+        address = str(probe.getsockname()[0])
+    if address.startswith("127."):
+        pytest.skip("this machine has no address beyond loopback")
+    return address
+
+
+@pytest.fixture(scope="module")
+def outside() -> str:
+    return _outside_address()
+
+
+Certificate = tuple[Path, ssl.SSLContext]  # the PEM a client trusts, the server's context
+StartAnonbox = Callable[[str], Server]
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory, outside: str) -> Certificate:
+    return self_signed(tmp_path_factory.mktemp("tls"), ["127.0.0.1", outside, "localhost"])
+
+
+@pytest.fixture
+def anonbox_for(tmp_path: Path, certificate: Certificate) -> Iterator[StartAnonbox]:
+    """Start anonbox (SQLite) sending mail to an SMTP URL, trusting the test certificate."""
+    started: list[Server] = []
+
+    def start(smtp_url: str) -> Server:
+        server = Server(
+            f"sqlite:///{tmp_path / 'anonbox.db'}",
+            tmp_path / "anonbox.log",
+            env={"ANONBOX_SMTP_URL": smtp_url, "SSL_CERT_FILE": str(certificate[0])},
+        )
+        started.append(server.start())
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def ask_for_link(server: Server, address: str) -> httpx.Response:
+    with httpx.Client(base_url=server.url, timeout=30) as browser:
+        page = browser.get("/signin")
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+        assert token, page.text
+        return browser.post("/signin/email", data={"csrf_token": token.group(1), "email": address})
+
+
+def url(scheme: str, smtp: SMTPServer) -> str:
+    return f"{scheme}://{SMTP_USER}:{SMTP_PASSWORD}@{smtp.host}:{smtp.port}"
+
+
+def test_starttls_to_a_server_beyond_loopback(
+    outside: str, certificate: Certificate, anonbox_for: StartAnonbox
+) -> None:
+    with start_smtp(outside, starttls=certificate[1]) as smtp:
+        server = anonbox_for(url("smtp", smtp))
+        address = f"tls-{uuid.uuid4().hex[:8]}@example.org"
+
+        assert ask_for_link(server, address).status_code == 200
+        assert smtp.mailbox.wait_for(address)["Subject"] == "Your anonbox sign-in link"
+        assert smtp.mailbox.logins == [SMTP_USER]  # AUTH is offered only after STARTTLS
+
+
+def test_tls_from_the_first_byte_with_smtps(
+    certificate: Certificate, anonbox_for: StartAnonbox
+) -> None:
+    with start_smtp(implicit_tls=certificate[1]) as smtp:
+        server = anonbox_for(url("smtps", smtp))
+        address = f"smtps-{uuid.uuid4().hex[:8]}@example.org"
+
+        assert ask_for_link(server, address).status_code == 200
+        assert smtp.mailbox.wait_for(address)["To"] == address
+
+
+def test_no_password_in_clear_to_a_server_beyond_loopback_without_starttls(
+    outside: str, anonbox_for: StartAnonbox
+) -> None:
+    with start_smtp(outside) as plain:  # offers no TLS
+        server = anonbox_for(url("smtp", plain))
+
+        answer = ask_for_link(server, f"plain-{uuid.uuid4().hex[:8]}@example.org")
+
+        assert answer.status_code == 503
+        assert plain.mailbox.messages == []
+        assert plain.mailbox.logins == []
