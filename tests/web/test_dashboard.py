@@ -402,6 +402,31 @@ def test_a_form_without_the_right_csrf_token_is_refused(
     assert api.get("/user", headers={"X-API-Key": browser.access_token}).status_code == 200
 
 
+def test_an_api_key_in_the_session_cookie_opens_no_page_and_mints_no_key(
+    servers: dict[str, Server], browser: Browser, api: httpx.Client
+) -> None:
+    """A leaked script key must not reach key management through the pages."""
+    owner = {"X-API-Key": browser.access_token}
+    made = api.post("/auth/api-keys", json={"name": "bot"}, headers=owner)
+    assert made.status_code == 201, made.text
+    leaked, leaked_id = made.json()["data"]["api_key"], made.json()["data"]["id"]
+    csrf = "c" * 32
+    cookies = {SESSION_COOKIE: leaked, CSRF_COOKIE: csrf}
+
+    with cookie_header_client(servers["development"].url, cookies) as thief:
+        pages = [thief.get("/dashboard"), thief.get("/dashboard/account")]
+        minted = thief.post("/dashboard/api-keys", data={"csrf_token": csrf, "name": "mine"})
+        revoke = thief.post(f"/dashboard/api-keys/{leaked_id}/revoke", data={"csrf_token": csrf})
+        thief.post("/signout", data={"csrf_token": csrf})
+
+    assert [page.status_code for page in pages] == [401, 401]
+    assert (minted.status_code, revoke.status_code) == (401, 401)
+    keys = api.get("/auth/api-keys", headers=owner).json()["data"]["items"]
+    assert [(k["name"], k["revoked_at"]) for k in keys] == [("bot", None)]
+    assert api.get("/user", headers={"X-API-Key": leaked}).status_code == 200
+    assert api.get("/user", headers=owner).status_code == 200  # the owner is still signed in
+
+
 def test_a_file_in_place_of_the_csrf_token_is_refused_not_a_500(
     browser: Browser, api: httpx.Client
 ) -> None:

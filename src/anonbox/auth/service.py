@@ -54,9 +54,13 @@ class NewCreator:
     api_key: str
 
 
-async def authenticate(db: Database, credential: str) -> Principal:
+async def authenticate(db: Database, credential: str, *, sign_in_only: bool = False) -> Principal:
+    """The creator a credential proves; with ``sign_in_only``, only a sign-in session's
+    access token counts (an API key is refused as if unknown)."""
     if len(credential) > MAX_CREDENTIAL_LENGTH:
         raise Unauthorized("The credential is not valid")
+    if sign_in_only and not credential.startswith(ACCESS_TOKEN_PREFIX):
+        raise Unauthorized("Sign in to do this; an API key cannot")
     presented = credential_hash(credential)
     if credential.startswith(ACCESS_TOKEN_PREFIX):
         session = await repository.active_session_by_access(db, presented, now_us())

@@ -1,5 +1,9 @@
 """The browser's sign-in session: the same access and refresh tokens as the API, in cookies.
 
+Only a sign-in session opens the pages: an API key put in the session cookie is refused
+like any unknown value, so a leaked script key cannot reach key management or sign-out
+through the pages (the API refuses it there too: ``auth.dependencies.signed_in_creator``).
+
 Both cookies are HttpOnly (no script reads them), ``Secure`` outside local development,
 and SameSite=Lax: the session begins on the provider's redirect back to us, a cross-site
 top-level navigation, after which a Strict cookie would not be sent to ``/dashboard``.
@@ -42,7 +46,7 @@ async def browser_session(
     access = request.cookies.get(ACCESS_COOKIE)
     if access:
         try:
-            return Browser(await authenticate(db, access))
+            return Browser(await authenticate(db, access, sign_in_only=True))
         except Unauthorized:
             pass
     refresh = request.cookies.get(REFRESH_COOKIE)
@@ -50,7 +54,9 @@ async def browser_session(
         return None
     try:
         tokens = await refresh_session(db, refresh_token=refresh, settings=settings)
-        return Browser(await authenticate(db, tokens.access_token), renewed=tokens)
+        return Browser(
+            await authenticate(db, tokens.access_token, sign_in_only=True), renewed=tokens
+        )
     except Unauthorized:
         return None
 
