@@ -250,7 +250,7 @@ def test_admin_blocks_a_sender_site_wide_and_the_message_stays(
     assert data["created_at"].endswith("Z")
     assert message_id in inbox_ids(api, victim)
 
-    # Blocking the same sender again changes nothing.
+    # Blocking the same message again changes nothing.
     again = api.post(path, headers=admin.headers)
     assert again.status_code == 201, again.text
     assert again.json()["data"]["id"] == data["id"]

@@ -145,17 +145,42 @@ def test_unblocking_lets_the_sender_through_again(
     assert_error(gone, 404, "not_found")
 
 
-def test_blocking_the_same_sender_twice_keeps_one_block(
+def test_a_block_is_about_the_message_blocked_and_links_no_two_messages(
+    proxied: httpx.Client, new_creator: Callable[[], Creator]
+) -> None:
+    """Blocking a second message of an already blocked sender must not answer with the
+    first block: that would tell the creator the two came from one person."""
+    creator = new_creator()
+    sender = new_sender()
+    first = sent(proxied, creator.link_id, "first words", sender)
+    second = sent(proxied, creator.link_id, "second words", sender)
+    block = block_sender_of(proxied, creator, first)
+    assert block_sender_of(proxied, creator, first) == block  # one message, one block
+
+    other = block_sender_of(proxied, creator, second)
+
+    assert other["id"] != block["id"]
+    assert other["message_excerpt"] == "second words"
+    assert "first words" not in str(other)
+    assert blocks_of(proxied, creator) == [other, block]
+
+
+def test_a_sender_blocked_through_two_messages_stays_blocked_until_both_are_lifted(
     proxied: httpx.Client, new_creator: Callable[[], Creator]
 ) -> None:
     creator = new_creator()
     sender = new_sender()
-    first = sent(proxied, creator.link_id, "first", sender)
-    second = sent(proxied, creator.link_id, "second", sender)
-    block = block_sender_of(proxied, creator, first)
-    assert block_sender_of(proxied, creator, first)["id"] == block["id"]
-    assert block_sender_of(proxied, creator, second)["id"] == block["id"]
-    assert blocks_of(proxied, creator) == [block]
+    stored = [sent(proxied, creator.link_id, text, sender) for text in ("one", "two")]
+    blocks = [block_sender_of(proxied, creator, message_id) for message_id in stored]
+    stored = inbox_ids(proxied, creator)
+
+    assert proxied.delete(f"/blocks/{blocks[0]['id']}", headers=creator.headers).status_code == 200
+    sent(proxied, creator.link_id, "still blocked", sender)
+    assert inbox_ids(proxied, creator) == stored
+
+    assert proxied.delete(f"/blocks/{blocks[1]['id']}", headers=creator.headers).status_code == 200
+    through = sent(proxied, creator.link_id, "through", sender)
+    assert inbox_ids(proxied, creator) == [through, *stored]
 
 
 def test_each_creator_sees_only_their_own_blocks(

@@ -1,9 +1,11 @@
 """Blocking "whoever sent this message", by a creator or site-wide by an admin.
 
 A block holds the sender's keyed hash under the period the message was sent in, and
-an excerpt of the message so its owner knows what they blocked; it never shows the
-hash. When a blocked sender posts again, the block is re-keyed to the current period,
-so a sender who keeps trying stays blocked across key rotation.
+the message's id and excerpt so its owner knows what they blocked; it never shows the
+hash. Each block is about its own message: blocking a second message of a sender who is
+already blocked makes a second block, so no answer tells that the two share a sender.
+When a blocked sender posts again, their blocks are re-keyed to the current period, so
+a sender who keeps trying stays blocked across key rotation.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class BlockList(msgspec.Struct):
 
 @dataclass(frozen=True, slots=True)
 class MessageSender:
+    message_id: str
     excerpt: str
     sender: SenderId
 
@@ -57,19 +60,22 @@ async def sender_of(conn: Connection, *, message_id: str, link_id: str | None) -
     if row["sender_hash"] is None:
         raise Conflict("This message is too old: its sender can no longer be recognised")
     return MessageSender(
+        message_id=message_id,
         excerpt=row["content"][:_EXCERPT_CHARACTERS],
         sender=SenderId(epoch=row["sender_epoch"], hash=row["sender_hash"]),
     )
 
 
 async def block(db: Database, *, owner_id: str | None, target: MessageSender) -> BlockOut:
-    """Block the sender for ``owner_id``'s links, or everywhere when ``owner_id`` is None."""
-    match = " AND sender_epoch = $1 AND sender_hash = $2"
+    """Block the sender of this message for ``owner_id``'s links, or everywhere when
+    ``owner_id`` is None. Blocking one message twice answers with the same block."""
     existing = await (
-        db.fetchrow(_BLOCK_COLUMNS + " WHERE user_id IS NULL" + match, *target.sender_key)
+        db.fetchrow(
+            _BLOCK_COLUMNS + " WHERE user_id IS NULL AND message_id = $1", target.message_id
+        )
         if owner_id is None
         else db.fetchrow(
-            _BLOCK_COLUMNS + " WHERE user_id = $3" + match, *target.sender_key, owner_id
+            _BLOCK_COLUMNS + " WHERE user_id = $2 AND message_id = $1", target.message_id, owner_id
         )
     )
     if existing is not None:
@@ -77,10 +83,11 @@ async def block(db: Database, *, owner_id: str | None, target: MessageSender) ->
     now = now_us()
     block_id = new_ulid(now)
     await db.execute(
-        "INSERT INTO blocks (id, user_id, sender_epoch, sender_hash, message_excerpt, created_at)"
-        " VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO blocks (id, user_id, message_id, sender_epoch, sender_hash,"
+        " message_excerpt, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         block_id,
         owner_id,
+        target.message_id,
         target.sender.epoch,
         target.sender.hash,
         target.excerpt,
@@ -124,18 +131,19 @@ async def is_blocked(
         owner_id,
     )
     hashes: dict[int, str | None] = {current.epoch: current.hash}
+    blocked = False
     for row in rows:
         epoch = row["sender_epoch"]
         if epoch not in hashes:
             key = await keys.key(db, epoch)
             hashes[epoch] = None if key is None else keys.hash_with(key, address)
         if hashes[epoch] == row["sender_hash"]:
-            if epoch != current.epoch:
+            blocked = True
+            if epoch != current.epoch:  # every block of this sender follows them
                 await db.execute(
                     "UPDATE blocks SET sender_epoch = $2, sender_hash = $3 WHERE id = $1",
                     row["id"],
                     current.epoch,
                     current.hash,
                 )
-            return True
-    return False
+    return blocked
