@@ -25,6 +25,16 @@ class NewMessage(NamedTuple):
     sender_hash: str | None
 
 
+class DroppedMessage(NamedTuple):
+    """What is kept of a dropped message: that its id exists under its link."""
+
+    id: str
+    link_id: str
+    created_at: int
+
+
+Post = NewMessage | DroppedMessage
+
 # Many messages in one statement (one transaction, one fsync): the rows travel as one
 # parameter, which each database unpacks its own way; the join drops rows whose link is gone.
 _INSERT_MANY = {
@@ -45,25 +55,63 @@ _INSERT_MANY = {
 }
 
 
-async def insert_message(conn: Connection, message: NewMessage) -> bool:
+async def insert_message(conn: Connection, message: Post) -> bool:
     """Insert under its link; False when there is no such link (it may just have gone)."""
-    inserted = await conn.execute(
-        "INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash)"
-        " SELECT $1, id, $3, $4, $5, $6 FROM links WHERE id = $2",
-        *message,
-    )
+    if isinstance(message, DroppedMessage):
+        inserted = await conn.execute(
+            "INSERT INTO dropped_messages (id, link_id, created_at)"
+            " SELECT $1, id, $3 FROM links WHERE id = $2",
+            *message,
+        )
+    else:
+        inserted = await conn.execute(
+            "INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash)"
+            " SELECT $1, id, $3, $4, $5, $6 FROM links WHERE id = $2",
+            *message,
+        )
     return inserted == 1
 
 
-async def insert_messages(db: Database, messages: Sequence[NewMessage]) -> list[bool]:
-    """Insert all in one statement; for each, False when its link no longer exists."""
-    sql = _INSERT_MANY[db.dialect]
-    if db.dialect == "sqlite":
-        rows = await db.fetch(sql, msgspec.json.encode(messages).decode())
+_INSERT_DROPPED_MANY = {
+    "sqlite": (
+        "INSERT INTO dropped_messages (id, link_id, created_at)"
+        " SELECT r.value ->> 0, l.id, r.value ->> 2"
+        " FROM json_each($1) r JOIN links l ON l.id = r.value ->> 1"
+        " RETURNING id"
+    ),
+    "postgresql": (
+        "INSERT INTO dropped_messages (id, link_id, created_at)"
+        " SELECT r.id, l.id, r.created_at"
+        " FROM unnest($1::text[], $2::text[], $3::bigint[]) AS r(id, link_id, created_at)"
+        " JOIN links l ON l.id = r.link_id"
+        " RETURNING id"
+    ),
+}
+
+
+async def _insert_many(
+    conn: Connection, dialect: str, sql: dict[str, str], rows: Sequence[NamedTuple]
+) -> set[str]:
+    if dialect == "sqlite":
+        found = await conn.fetch(sql[dialect], msgspec.json.encode(rows).decode())
     else:
-        rows = await db.fetch(sql, *(list(column) for column in zip(*messages, strict=True)))
-    inserted = {row["id"] for row in rows}
-    return [message.id in inserted for message in messages]
+        found = await conn.fetch(sql[dialect], *(list(c) for c in zip(*rows, strict=True)))
+    return {row["id"] for row in found}
+
+
+async def insert_posts(db: Database, posts: Sequence[Post]) -> list[bool]:
+    """Insert stored and dropped messages alike, all in one transaction (one statement for
+    each kind present); for each, False when its link no longer exists."""
+    kept = [post for post in posts if isinstance(post, NewMessage)]
+    dropped = [post for post in posts if isinstance(post, DroppedMessage)]
+    if kept and dropped:
+        async with db.transaction() as tx:
+            inserted = await _insert_many(tx, db.dialect, _INSERT_MANY, kept)
+            inserted |= await _insert_many(tx, db.dialect, _INSERT_DROPPED_MANY, dropped)
+    else:
+        sql = _INSERT_MANY if kept else _INSERT_DROPPED_MANY
+        inserted = await _insert_many(db, db.dialect, sql, kept or dropped)
+    return [post.id in inserted for post in posts]
 
 
 async def idempotent_original(conn: Connection, *, link_id: str, key: str) -> Row | None:

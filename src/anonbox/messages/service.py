@@ -7,7 +7,6 @@ here every statement also names the link, so a message of another link is not fo
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -61,14 +60,15 @@ def _replayed(original: Row, request_hash: str, text: str) -> MessageOut:
     )
 
 
-MessageWriter = GroupCommit[repository.NewMessage, bool]
+MessageWriter = GroupCommit[repository.Post, bool]
 
 
 def message_writer(db: Database) -> MessageWriter:
-    """Anonymous messages are stored in groups: concurrent posts share one commit."""
+    """Anonymous messages are written in groups: concurrent posts share one commit, the
+    dropped ones included."""
 
-    async def write(rows: Sequence[repository.NewMessage]) -> list[bool]:
-        return await repository.insert_messages(db, rows)
+    async def write(rows: Sequence[repository.Post]) -> list[bool]:
+        return await repository.insert_posts(db, rows)
 
     return GroupCommit(write)
 
@@ -91,7 +91,8 @@ async def create_message(
     address: IPAddress | None,
     idempotency_key: str | None = None,
 ) -> MessageOut:
-    """Store an anonymous message, or drop it silently when the gate says so.
+    """Store an anonymous message, or drop it silently when the gate says so (see
+    ``repository.DroppedMessage``).
 
     With an ``idempotency_key``, a retried post lands once and gets the first answer.
     """
@@ -113,30 +114,21 @@ async def create_message(
     )
     now = now_us()
     message = MessageOut(id=new_ulid(now), message_content=text, created_at=isoformat_us(now))
-    if admission.dropped:
-        # Nothing of the message is kept; a keyed retry must still get the same answer.
-        if idempotency_key is not None and not await repository.remember_idempotent(
-            db,
-            link_id=link_id,
-            key=idempotency_key,
-            request_hash=request_hash,
-            message_id=message.id,
-            created_at=now,
-        ):
-            return await _first_answer(db, link_id, idempotency_key, request_hash, text)
-        await gate.imitate_write()
-        return message
-
     sender = admission.sender
-    row = repository.NewMessage(
-        id=message.id,
-        link_id=link_id,
-        content=text,
-        created_at=now,
-        sender_epoch=sender.epoch if sender else None,
-        sender_hash=sender.hash if sender else None,
+    # A dropped message is written too, as a bare id under its link: the same path, the
+    # same commit, so it takes what a stored one takes and its id answers like one.
+    row: repository.Post = (
+        repository.DroppedMessage(id=message.id, link_id=link_id, created_at=now)
+        if admission.dropped
+        else repository.NewMessage(
+            id=message.id,
+            link_id=link_id,
+            content=text,
+            created_at=now,
+            sender_epoch=sender.epoch if sender else None,
+            sender_hash=sender.hash if sender else None,
+        )
     )
-    started = time.perf_counter()
     if idempotency_key is None:
         stored = await posting.writer.submit(row)
     else:
@@ -158,7 +150,6 @@ async def create_message(
             return await _first_answer(db, link_id, idempotency_key, request_hash, text)
     if not stored:
         raise NotFound(_NO_LINK)  # the link was deleted a moment ago
-    gate.record_write(time.perf_counter() - started)
     return message
 
 

@@ -36,6 +36,17 @@ async def insert_report(
     return inserted == 1
 
 
+async def count_report_on_dropped(conn: Connection, *, link_id: str, message_id: str) -> bool:
+    """Count a report on a message its link dropped; False when no such message was
+    dropped. A write, as a stored report is: the answer takes as long."""
+    counted = await conn.execute(
+        "UPDATE dropped_messages SET reports = reports + 1 WHERE id = $1 AND link_id = $2",
+        message_id,
+        link_id,
+    )
+    return counted == 1
+
+
 # The link comes from the message while it exists: reports do not keep it, so a
 # deleted message leaves nothing behind that ties the report to a creator.
 _REPORTS = (

@@ -35,8 +35,10 @@ async def report_message(
     report_id = new_ulid(now)
     if not await repository.insert_report(
         db, report_id=report_id, link_id=link_id, message_id=message_id, reason=text, created_at=now
-    ):
+    ) and not await repository.count_report_on_dropped(db, link_id=link_id, message_id=message_id):
         raise NotFound("No message with this id under this link")
+    # A dropped message is reported as if it were stored, but only counted: its sender
+    # must not learn from the answer that it was dropped, and nobody has it to act on.
     return ReportReceipt(id=report_id, status="open")
 
 

@@ -1,16 +1,14 @@
 """The door every anonymous message passes: rate limits, blocks and muted words.
 
 A message from a blocked sender, or with a muted word, is dropped silently: the
-sender gets the same 201 with the same shape, after about as long as a stored
-message takes, so a sender cannot tell that they are blocked. Rate limits apply
+sender gets the same 201 with the same shape, and the drop is written through the same
+group commit as a stored message (``messages.repository.DroppedMessage``), so it takes
+as long and its id answers later requests as a stored one does. Rate limits apply
 before that decision, so dropped messages count too and cannot be used to probe.
 """
 
 from __future__ import annotations
 
-import asyncio
-import random
-from collections import deque
 from dataclasses import dataclass
 
 from anonbox.core.database import Database
@@ -20,9 +18,6 @@ from anonbox.core.settings import Settings
 from anonbox.safety.blocks import is_blocked
 from anonbox.safety.mutes import contains_muted, muted_of
 from anonbox.safety.senders import IPAddress, SenderId, SenderKeys
-
-_SAMPLES = 256
-_FIRST_GUESS_SECONDS = 0.002  # before any real write has been timed
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +33,6 @@ class Gate:
         self._per_sender_link: Limit = settings.limit_sender_per_link
         self._per_sender: Limit = settings.limit_sender
         self._per_link: Limit = settings.limit_link
-        self._write_seconds: deque[float] = deque(maxlen=_SAMPLES)
 
     async def throttle(
         self, db: Database, *, link_id: str, address: IPAddress | None
@@ -70,12 +64,3 @@ class Gate:
             and await is_blocked(db, self.keys, owner_id=owner_id, address=address, current=sender)
         ) or contains_muted(text, await muted_of(db, owner_id))
         return Admission(sender=sender, dropped=dropped)
-
-    def record_write(self, seconds: float) -> None:
-        """Time a real stored message took, for drops to imitate."""
-        self._write_seconds.append(seconds)
-
-    async def imitate_write(self) -> None:
-        """Take about as long as storing a message does (a recent real duration)."""
-        samples = self._write_seconds
-        await asyncio.sleep(random.choice(samples) if samples else _FIRST_GUESS_SECONDS)
