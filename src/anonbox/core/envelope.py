@@ -103,7 +103,7 @@ class RequestClock:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                message["headers"] = [*message.get("headers", ()), id_header]
+                message["headers"] = _private_json([*message.get("headers", ()), id_header])
             await send(message)
 
         token = current_request_id.set(request_id)
@@ -117,6 +117,25 @@ class RequestClock:
             if self.metrics is not None:
                 self.metrics.observe(route, method, status, seconds)
             log_request(request_id, method, route, status, seconds)
+
+
+# Every envelope names its caller's address (metadata.ip), and many a creator's inbox: no
+# shared cache may keep one for someone else, whatever the handler forgot to say.
+_PRIVATE = (b"cache-control", b"private, no-store")
+_VARY = (b"vary", b"Authorization, X-API-Key, Cookie")
+
+
+def _private_json(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """Mark a JSON answer private and uncacheable unless its handler chose otherwise."""
+    names = {name for name, _ in headers}
+    if b"cache-control" in names:
+        return headers
+    json = any(
+        name == b"content-type" and value.startswith(b"application/json") for name, value in headers
+    )
+    if not json:
+        return headers
+    return [*headers, _PRIVATE, *(() if b"vary" in names else (_VARY,))]
 
 
 def _incoming_request_id(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
