@@ -427,6 +427,34 @@ def test_an_api_key_in_the_session_cookie_opens_no_page_and_mints_no_key(
     assert api.get("/user", headers=owner).status_code == 200  # the owner is still signed in
 
 
+def test_a_form_posted_with_origin_null_is_refused(browser: Browser, api: httpx.Client) -> None:
+    """A sandboxed frame or a local file sends ``Origin: null``: never one of our pages."""
+    message_id = post_message(api, browser.link_id, "untouched")
+    action = f"/dashboard/links/{browser.link_id}/messages/{message_id}/like"
+
+    refused = browser.client.post(
+        action, data={"csrf_token": browser.csrf()}, headers={"Origin": "null"}
+    )
+
+    assert refused.status_code == 403
+    assert inbox_item(api, browser.creator, message_id)["like_by_creator"] is False
+
+
+def test_the_live_stream_ends_when_its_session_is_signed_out(
+    browser: Browser, api: httpx.Client
+) -> None:
+    events = f"/dashboard/links/{browser.link_id}/events"
+    with browser.client.stream("GET", events, timeout=10) as stream:
+        lines = stream.iter_lines()
+        assert next(lines) == ": connected"
+        assert browser.submit("/signout").status_code == 303
+        after = post_message(api, browser.link_id, "after signing out")
+
+        rest = list(lines)  # ends well before the 10 s read timeout and the 15 s keep-alive
+
+    assert after not in "\n".join(rest)
+
+
 def test_a_file_in_place_of_the_csrf_token_is_refused_not_a_500(
     browser: Browser, api: httpx.Client
 ) -> None:

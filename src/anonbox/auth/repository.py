@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from anonbox.core.clock import now_us
 from anonbox.core.database import Connection, Row
 
 
@@ -261,6 +262,16 @@ async def spend_refresh_token(
         session_id,
         spent_at,
     )
+
+
+async def session_is_open(conn: Connection, session_id: str) -> bool:
+    """Whether the session is neither signed out nor past its refresh lifetime."""
+    row = await conn.fetchrow(
+        "SELECT 1 FROM sessions WHERE id = $1 AND revoked_at IS NULL AND refresh_expires_at > $2",
+        session_id,
+        now_us(),
+    )
+    return row is not None
 
 
 async def session_of_spent_token(conn: Connection, refresh_hash: str) -> str | None:

@@ -108,3 +108,8 @@ async def refresh_session(db: Database, *, refresh_token: str, settings: Setting
 
 async def close_session(db: Database, *, session_id: str) -> None:
     await repository.revoke_session(db, session_id=session_id, revoked_at=now_us())
+
+
+async def still_signed_in(db: Database, *, session_id: str) -> bool:
+    """Whether a session checked earlier is still open (for what outlives one request)."""
+    return await repository.session_is_open(db, session_id)

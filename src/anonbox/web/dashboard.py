@@ -21,6 +21,7 @@ from litestar.response import Redirect, ServerSentEvent, Template
 from litestar.response.sse import ServerSentEventMessage
 
 from anonbox.auth import service as accounts
+from anonbox.auth.sessions import still_signed_in
 from anonbox.core.clock import isoformat_us
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
@@ -50,6 +51,8 @@ POLL_SECONDS = 1.0
 KEEP_ALIVE_SECONDS = 15.0
 # A stream ends after this long; the browser reconnects (Last-Event-ID) and is checked again.
 STREAM_SECONDS = 300.0
+# While it lasts, an idle stream stops within this long of its session being signed out.
+SESSION_CHECK_SECONDS = 2.0
 
 AnyRequest = Request[Any, Any, Any]
 
@@ -220,12 +223,19 @@ async def link_inbox(
 
 
 async def _new_messages(
-    db: Database, link_id: str, after: str
+    db: Database, link_id: str, after: str, session_id: str
 ) -> AsyncIterator[ServerSentEventMessage]:
     yield ServerSentEventMessage(data=None, comment="connected", retry=2000)
-    started = last_sent = time.monotonic()
+    started = last_sent = last_checked = time.monotonic()
     while time.monotonic() - started < STREAM_SECONDS:
         rows = await inbox.since(db, link_id=link_id, after=after)
+        # Nothing goes out for a session signed out meanwhile: checked before anything is
+        # sent, and every few seconds so that an idle stream ends too. The browser's
+        # reconnect then meets the sign-in page.
+        if rows or time.monotonic() - last_checked >= SESSION_CHECK_SECONDS:
+            if not await still_signed_in(db, session_id=session_id):
+                return
+            last_checked = time.monotonic()
         for row in rows:
             after = str(row["id"])
             data = {
@@ -258,7 +268,7 @@ async def link_events(
     if start is None or not is_ulid(start):
         start = await inbox.newest_id(db, link_id)
     stream = ServerSentEvent(
-        _new_messages(db, link_id, start),
+        _new_messages(db, link_id, start, browser.principal.credential_id),
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
     carry_renewal(stream, browser, settings)
