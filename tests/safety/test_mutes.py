@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.actions import assert_error, inbox_ids, post_message
-from tests.conftest import Creator
+from tests.conftest import Creator, make_creator_in
 from tests.safety.conftest import (
     ULID,
     assert_created_message,
@@ -21,6 +21,7 @@ from tests.safety.conftest import (
     send,
     utc_instant,
 )
+from tests.server import Server
 
 SOME_ULID = "01jabcdefghjkmnpqrstvwxyz0"
 FULL_WIDTH_IDIOT = "\uff49\uff44\uff49\uff4f\uff54"  # "idiot" in full-width letters
@@ -213,3 +214,51 @@ def test_unmuting_an_unknown_or_bad_id(api: httpx.Client, creator: Creator) -> N
     assert_error(missing, 404, "not_found")
     bad = api.delete("/muted-words/not-a-ulid", headers=creator.headers)
     assert_error(bad, 400, "validation_failed")
+
+
+# --- a long list: capped, and no slower to match -------------------------------------------
+
+MAX_MUTED_WORDS = 1000
+
+
+def test_a_creator_may_mute_a_thousand_words_and_a_full_list_still_matches_each(
+    api: httpx.Client, creator: Creator
+) -> None:
+    """Every post used to compile one pattern of all the words: 30,000 of them stalled the
+    service. The list is capped, and what a full list matches is unchanged."""
+    for n in range(MAX_MUTED_WORDS - 3):
+        muted(api, creator, f"filler{n}")
+    for word in ("c++", "two  words", "ídiot"):
+        muted(api, creator, word)
+
+    refused = mute(api, creator, "one too many")
+    assert_error(refused, 409, "too_many_muted_words")
+    assert "1000" in refused.json()["message"]
+    assert_error(mute(api, creator, "filler7"), 409, "conflict")  # already muted: as before
+
+    kept = post_message(api, creator.link_id, "filler7x and c+ and words two are all fine")
+    for text in ("I love C++!", "two words", "you IDIOT", "and filler996 too"):
+        post_message(api, creator.link_id, text)
+    assert inbox_ids(api, creator) == [kept]
+
+    word_id = next(w["id"] for w in muted_words(api, creator) if w["word"] == "filler0")
+    assert api.delete(f"/muted-words/{word_id}", headers=creator.headers).status_code == 200
+    assert mute(api, creator, "one more now").status_code == 201
+
+
+def test_a_word_muted_on_one_instance_is_matched_at_once_on_another(
+    redis_pair: tuple[Server, Server],
+) -> None:
+    first, second = redis_pair  # one database
+    creator = make_creator_in(first.database_url)
+    with httpx.Client(base_url=first.url) as one, httpx.Client(base_url=second.url) as two:
+        muted(one, creator, "alpha")
+        kept = post_message(two, creator.link_id, "beta is fine")  # two now holds {alpha}
+        muted(one, creator, "beta")
+        post_message(two, creator.link_id, "beta again")
+        assert inbox_ids(two, creator) == [kept]
+
+        [beta] = [w for w in muted_words(one, creator) if w["word"] == "beta"]
+        assert one.delete(f"/muted-words/{beta['id']}", headers=creator.headers).status_code == 200
+        through = post_message(two, creator.link_id, "beta once more")
+        assert inbox_ids(two, creator) == [through, kept]

@@ -16,7 +16,7 @@ from anonbox.core.errors import RateLimited
 from anonbox.core.ratelimit import Limit, RateLimiter
 from anonbox.core.settings import Settings
 from anonbox.safety.blocks import is_blocked
-from anonbox.safety.mutes import contains_muted, muted_of
+from anonbox.safety.mutes import muted_of
 from anonbox.safety.senders import IPAddress, SenderId, SenderKeys
 
 
@@ -62,5 +62,5 @@ class Gate:
             sender is not None
             and address is not None
             and await is_blocked(db, self.keys, owner_id=owner_id, address=address, current=sender)
-        ) or contains_muted(text, await muted_of(db, owner_id))
+        ) or (await muted_of(db, owner_id)).found_in(text)
         return Admission(sender=sender, dropped=dropped)

@@ -4,13 +4,21 @@ Matching is on whole words, after the same folding on both sides: NFKC (so full-
 letters and ligatures are plain letters), case folding, and accents removed. "Idiot",
 "IDIOT", "ídiot" and the same in full-width letters all match a muted "idiot";
 "idiotic" does not.
+
+A creator may mute at most ``MAX_MUTED_WORDS`` words. Matching costs the same however
+many there are: the words are a set, and a message is looked up in it by its stretches
+between word boundaries (at most ``MAX_WORD_CHARACTERS`` long), never by one pattern of
+all the words. Each process keeps every creator's set until their list changes, which a
+cheap query (count and newest id) notices on every post, on every instance.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections import OrderedDict
+from dataclasses import dataclass
 
 import msgspec
 
@@ -22,6 +30,13 @@ from anonbox.core.ids import new_ulid
 from anonbox.core.text import contains_control_characters
 
 MAX_WORD_CHARACTERS = 100
+MAX_MUTED_WORDS = 1000
+_CACHED_CREATORS = 10_000
+_NOT_WORD_CHARACTER = re.compile(r"\W")
+
+
+class TooManyMutedWords(Conflict):
+    code = "too_many_muted_words"
 
 
 class MutedWordOut(msgspec.Struct):
@@ -41,18 +56,60 @@ def folded(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", bare).split())
 
 
-def contains_muted(text: str, muted: Iterable[str]) -> bool:
-    """Whether ``text`` contains one of the already-folded ``muted`` words as a whole word."""
-    words = list(muted)
-    if not words:
+@dataclass(frozen=True, slots=True)
+class MutedWords:
+    """A creator's folded muted words, ready to match."""
+
+    words: frozenset[str]
+    lengths: frozenset[int]
+
+    @classmethod
+    def of(cls, words: list[str]) -> MutedWords:
+        return cls(frozenset(words), frozenset(len(word) for word in words))
+
+    def found_in(self, text: str) -> bool:
+        r"""Whether ``text`` holds one of the words whole: not preceded or followed by a
+        word character (what the regular expression ``(?<!\w)word(?!\w)`` finds)."""
+        if not self.words:
+            return False
+        text = folded(text)
+        breaks = [found.start() for found in _NOT_WORD_CHARACTER.finditer(text)]
+        starts = [0, *(i + 1 for i in breaks)]  # nothing or a non-word character before
+        ends = [*breaks, len(text)]  # nothing or a non-word character after
+        longest = max(self.lengths)
+        for start in starts:
+            first = bisect.bisect_right(ends, start)
+            for end in ends[first:]:
+                if end - start > longest:
+                    break
+                if end - start in self.lengths and text[start:end] in self.words:
+                    return True
         return False
-    pattern = "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
-    return re.search(rf"(?<!\w)(?:{pattern})(?!\w)", folded(text)) is not None
 
 
-async def muted_of(db: Database, owner_id: str) -> list[str]:
+NO_MUTED_WORDS = MutedWords.of([])
+# owner -> (version, words): the version is the list's size and newest id, so any change
+# (a word added or removed, on any instance) is seen on the next post.
+_cache: OrderedDict[str, tuple[tuple[int, str | None], MutedWords]] = OrderedDict()
+
+
+async def muted_of(db: Database, owner_id: str) -> MutedWords:
+    row = await db.fetchrow(
+        "SELECT count(*) AS n, max(id) AS newest FROM muted_words WHERE user_id = $1", owner_id
+    )
+    version = (int(row["n"]), row["newest"]) if row is not None else (0, None)
+    if version[0] == 0:
+        return NO_MUTED_WORDS
+    cached = _cache.get(owner_id)
+    if cached is not None and cached[0] == version:
+        _cache.move_to_end(owner_id)
+        return cached[1]
     rows = await db.fetch("SELECT normalized FROM muted_words WHERE user_id = $1", owner_id)
-    return [row["normalized"] for row in rows]
+    words = MutedWords.of([row["normalized"] for row in rows])
+    _cache[owner_id] = (version, words)
+    if len(_cache) > _CACHED_CREATORS:
+        _cache.popitem(last=False)
+    return words
 
 
 async def mute(db: Database, *, owner_id: str, word: str) -> MutedWordOut:
@@ -72,15 +129,26 @@ async def mute(db: Database, *, owner_id: str, word: str) -> MutedWordOut:
     word_id = new_ulid(now)
     inserted = await db.execute(
         "INSERT INTO muted_words (id, user_id, word, normalized, created_at)"
-        " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (user_id, normalized) DO NOTHING",
+        " SELECT $1, $2, $3, $4, $5"
+        # $7 is $2 again: PostgreSQL infers one type per parameter, and these two differ.
+        " WHERE (SELECT count(*) FROM muted_words WHERE user_id = $7) < $6"
+        " ON CONFLICT (user_id, normalized) DO NOTHING",
         word_id,
         owner_id,
         shown,
         normalized,
         now,
+        MAX_MUTED_WORDS,
+        owner_id,
     )
     if not inserted:
-        raise Conflict(f"{shown!r} is already muted")
+        if await db.fetchrow(
+            "SELECT 1 FROM muted_words WHERE user_id = $1 AND normalized = $2", owner_id, normalized
+        ):
+            raise Conflict(f"{shown!r} is already muted")
+        raise TooManyMutedWords(
+            f"You have muted {MAX_MUTED_WORDS} words, the most there can be; unmute some first"
+        )
     return MutedWordOut(id=word_id, word=shown, created_at=isoformat_us(now))
 
 
