@@ -18,6 +18,7 @@ import httpx
 # Tests send hundreds of messages from 127.0.0.1; the rate-limit tests set their own.
 GENEROUS_LIMITS = {
     "ANONBOX_LIMIT_SIGNIN_NETWORK": "1000000/60",
+    "ANONBOX_LIMIT_CARD": "1000000/60",
     "ANONBOX_LIMIT_SENDER_LINK": "1000000/60",
     "ANONBOX_LIMIT_SENDER": "1000000/60",
     "ANONBOX_LIMIT_LINK": "1000000/60",

@@ -19,26 +19,10 @@ from anonbox.core.database import connect
 from tests.actions import assert_error, post_message
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.metrics import Labels, scrape, value
 
-Labels = frozenset[tuple[str, str]]
 MESSAGE_ROUTE = "/message/{link_id}"
 REPLY_ROUTE = "/message/{link_id}/{message_id}"
-
-
-def scrape(api: httpx.Client) -> dict[tuple[str, Labels], float]:
-    """Every sample of /metrics, by name and labels."""
-    response = api.get("/metrics")
-    assert response.status_code == 200, response.text
-    return {
-        (sample.name, frozenset(sample.labels.items())): sample.value
-        for family in text_string_to_metric_families(response.text)
-        for sample in family.samples
-    }
-
-
-def value(samples: dict[tuple[str, Labels], float], name: str, **labels: str) -> float:
-    """One sample's value; 0 for a series that has not appeared yet."""
-    return samples.get((name, frozenset(labels.items())), 0.0)
 
 
 def requests_counted(

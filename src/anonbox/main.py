@@ -43,6 +43,7 @@ from anonbox.moderation.router import ROUTES as MODERATION_ROUTES
 from anonbox.safety.gate import Gate
 from anonbox.safety.router import ROUTES as SAFETY_ROUTES
 from anonbox.safety.senders import SenderKeys
+from anonbox.web.card_cache import CardCache
 from anonbox.web.routes import ROUTES as WEB_ROUTES
 from anonbox.web.routing import TEMPLATES
 
@@ -89,11 +90,13 @@ def create_app(
         app.state.gate = Gate(settings, keys, limiter)
         app.state.limiter = limiter
         app.state.mailer = mailer_from_settings(settings)
+        app.state.cards = CardCache()
         http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
         app.state.oidc = OIDCClient(settings, http) if settings.google_client_id else None
         refresher = None
         if metrics is not None:
             metrics.watch_database(app.state.db.stats)
+            metrics.watch("cards", "Share cards", app.state.cards.stats)
             if metrics.directory:  # other workers may answer the scrape: keep ours fresh
                 refresher = asyncio.create_task(metrics.refresh_forever())
         try:

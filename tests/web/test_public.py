@@ -8,6 +8,7 @@ import io
 import re
 import warnings
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -19,6 +20,7 @@ from anonbox.core.ids import LINK_ID_LENGTH
 from tests.actions import assert_error, inbox_items, post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.metrics import scrape, value
 
 HTML = {"Accept": "text/html,application/xhtml+xml"}
 SOME_ULID = "01jabcdefghjkmnpqrstvwxyz0"
@@ -325,6 +327,65 @@ def test_an_answered_message_downloads_as_a_story_sized_png(
         headers={"If-None-Match": response.headers["etag"]},
     )
     assert again.status_code == 304
+
+
+def cards_drawn(api: httpx.Client) -> float:
+    return value(scrape(api), "anonbox_cards_drawn")
+
+
+def test_a_card_is_drawn_once_per_version_however_often_it_is_asked_for(
+    api: httpx.Client, creator: Creator, server: Server
+) -> None:
+    """Drawing a card costs ~0.15 s of CPU: drawn afresh for every request, a handful of
+    requests a second filled the machine."""
+    message_id = post_message(api, creator.link_id, "a question worth a card")
+    post_reply(api, creator, message_id, "the first answer")
+    card = f"/{creator.link_id}/{message_id}/card.png"
+    before = cards_drawn(api)
+
+    def fetch(_: int) -> bytes:
+        with httpx.Client(base_url=server.url, timeout=30) as other:
+            answer = other.get(card)
+            assert answer.status_code == 200
+            return answer.content
+
+    with ThreadPoolExecutor(8) as pool:
+        pngs = set(pool.map(fetch, range(16)))  # at once, and again one by one
+    pngs |= {fetch(n) for n in range(4)}
+
+    assert len(pngs) == 1
+    assert cards_drawn(api) == before + 1
+    post_reply(api, creator, message_id, "a second answer, so a new card")
+    assert fetch(0) not in pngs
+    assert cards_drawn(api) == before + 2
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def card_limited_server(
+    request: pytest.FixtureRequest,
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Server]:
+    """Three cards a minute per client, behind a trusted proxy."""
+    log = tmp_path_factory.mktemp("web-logs") / f"cards-{request.param}.log"
+    env = {"ANONBOX_LIMIT_CARD": "3/60", "ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32"}
+    running = Server(database_url_factory(request.param), log, env=env).start(60)
+    yield running
+    running.stop()
+
+
+def test_cards_are_limited_per_client(card_limited_server: Server) -> None:
+    creator = make_creator_in(card_limited_server.database_url)
+    with httpx.Client(base_url=card_limited_server.url, timeout=30) as api:
+        message_id = post_message(api, creator.link_id, "card me")
+        post_reply(api, creator, message_id, "carded")
+        card = f"/{creator.link_id}/{message_id}/card.png"
+        greedy = {"X-Forwarded-For": "203.0.113.40"}
+        assert [api.get(card, headers=greedy).status_code for _ in range(3)] == [200] * 3
+        refused = api.get(card, headers=greedy)
+        assert refused.status_code == 429
+        assert int(refused.headers["retry-after"]) > 0
+        assert api.get(card, headers={"X-Forwarded-For": "198.51.100.40"}).status_code == 200
 
 
 @pytest.mark.parametrize("which", ["unanswered", "unknown-message", "bad-id", "other-link"])

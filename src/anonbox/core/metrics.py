@@ -109,8 +109,8 @@ class Metrics:
         )
         self._workers = self._gauge("anonbox_workers", "Worker processes serving")
         self._workers.set(1)
-        self._db_gauges: dict[str, Gauge] = {}
-        self._db_stats: Callable[[], Mapping[str, int]] | None = None
+        self._gauges: dict[str, Gauge] = {}
+        self._watched: list[tuple[str, str, Callable[[], Mapping[str, int]]]] = []
         # (route, method, status) -> the children to move: labels() costs a lock and a
         # tuple of str() per call, and the set of keys is small and bounded.
         self._children: dict[tuple[str, str, int], tuple[Any, Any, Any]] = {}
@@ -141,19 +141,22 @@ class Metrics:
         return children
 
     def watch_database(self, stats: Callable[[], Mapping[str, int]]) -> None:
-        self._db_stats = stats
+        self.watch("db", "Database", stats)
+
+    def watch(self, part: str, what: str, stats: Callable[[], Mapping[str, int]]) -> None:
+        """Show every key of ``stats()`` as the gauge ``anonbox_<part>_<key>``."""
+        self._watched.append((part, what, stats))
         self.refresh()
 
     def refresh(self) -> None:
-        """Copy the database's gauges into the metrics (every key, as ``anonbox_db_<key>``)."""
-        if self._db_stats is None:
-            return
-        for key, value in self._db_stats().items():
-            gauge = self._db_gauges.get(key)
-            if gauge is None:
-                name = "anonbox_db_" + _NOT_A_NAME.sub("_", key)
-                gauge = self._db_gauges[key] = self._gauge(name, f"Database: {key}")
-            gauge.set(value)
+        """Copy the watched numbers into their gauges."""
+        for part, what, stats in self._watched:
+            for key, value in stats().items():
+                name = f"anonbox_{part}_" + _NOT_A_NAME.sub("_", key)
+                gauge = self._gauges.get(name)
+                if gauge is None:
+                    gauge = self._gauges[name] = self._gauge(name, f"{what}: {key}")
+                gauge.set(value)
 
     async def refresh_forever(self) -> None:
         """In multiprocess mode, keep this worker's gauges fresh for scrapes another

@@ -42,6 +42,7 @@ class Settings:
     limit_sender_per_link: Limit = field(default=Limit("sender_link", 10, 60))
     limit_sender: Limit = field(default=Limit("sender", 60, 600))
     limit_link: Limit = field(default=Limit("link", 1200, 60))
+    limit_card: Limit = field(default=Limit("card", 60, 60))
     sender_key_rotation_hours: int = 24
     sender_retention_days: int = 90
     # E-mail sign-in: where mail goes (None: printed to the console in development, and
@@ -172,6 +173,7 @@ class Settings:
             ),
             limit_sender=limit("ANONBOX_LIMIT_SENDER", defaults.limit_sender),
             limit_link=limit("ANONBOX_LIMIT_LINK", defaults.limit_link),
+            limit_card=limit("ANONBOX_LIMIT_CARD", defaults.limit_card),
             sender_key_rotation_hours=number(
                 "ANONBOX_SENDER_KEY_ROTATION_HOURS", defaults.sender_key_rotation_hours
             ),

@@ -54,6 +54,20 @@ class Gate:
             )
         return sender
 
+    async def throttle_client(
+        self, db: Database, *, address: IPAddress | None, limit: Limit
+    ) -> None:
+        """Count a request against one per-sender limit (429 past it)."""
+        if address is None:
+            return
+        sender = await self.keys.current(db, address)
+        decision = await self._limiter.hit([(limit, sender.hash)])
+        if not decision.allowed:
+            raise RateLimited(
+                f"Too many requests; try again in {decision.retry_after} s",
+                retry_after=decision.retry_after,
+            )
+
     async def admit(
         self, db: Database, *, owner_id: str, link_id: str, address: IPAddress | None, text: str
     ) -> Admission:

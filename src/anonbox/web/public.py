@@ -8,7 +8,7 @@ listing (answered messages only, never the inbox).
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import hashlib
 import re
 import unicodedata
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Response, get, post
+from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.exceptions import NotFoundException
 from litestar.params import Dependency
@@ -36,6 +37,8 @@ from anonbox.messages import service as messages
 from anonbox.messages.content import MAX_CHARACTERS
 from anonbox.messages.router import provide_posting
 from anonbox.messages.schemas import InboxItem, ReplyOut
+from anonbox.safety.gate import Gate
+from anonbox.web.card_cache import CardCache
 from anonbox.web.cards import render_card
 from anonbox.web.routing import error_page
 from anonbox.web.security import CSRF_FIELD, checked_form, csrf_token, set_csrf_cookie
@@ -234,9 +237,29 @@ def _fields(link: PublicLink) -> dict[str, Any]:
     return {name: getattr(link, name) for name in link.__struct_fields__}
 
 
-@get("/{link_id:str}/{message_id:str}/card.png", name="public:card")
-async def share_card(request: AnyRequest, link_id: str, message_id: str, db: DB) -> Response[Any]:
-    """An answered message and its latest reply as a PNG for phone stories."""
+def provide_cards(state: State) -> CardCache:
+    cards: CardCache = state.cards
+    return cards
+
+
+@get(
+    "/{link_id:str}/{message_id:str}/card.png",
+    name="public:card",
+    dependencies={"cards": Provide(provide_cards, sync_to_thread=False)},
+)
+async def share_card(
+    request: AnyRequest,
+    link_id: str,
+    message_id: str,
+    db: DB,
+    settings: AppSettings,
+    gate: Annotated[Gate, Dependency(skip_validation=True)],
+    cards: Annotated[CardCache, Dependency(skip_validation=True)],
+) -> Response[Any]:
+    """An answered message and its latest reply as a PNG for phone stories, drawn once per
+    version (``web.card_cache``) and limited per client."""
+    address = client_address(request.scope, request.app.state.trusted_proxies)
+    await gate.throttle_client(db, address=address, limit=settings.limit_card)
     link = await _public_link(db, link_id)
     if link is None or not ULID_PATTERN.match(message_id):
         return not_found(request)
@@ -266,12 +289,15 @@ async def share_card(request: AnyRequest, link_id: str, message_id: str, db: DB)
     }
     if request.headers.get("if-none-match") == etag:
         return Response(content=b"", status_code=304, headers=headers)
-    png = await asyncio.to_thread(
-        render_card,
-        prompt=link.prompt,
-        message=message.message_content,
-        reply=reply.message_content,
-        name=name,
+    png = await cards.png(
+        digest,
+        functools.partial(
+            render_card,
+            prompt=link.prompt,
+            message=message.message_content,
+            reply=reply.message_content,
+            name=name,
+        ),
     )
     headers["Content-Disposition"] = f'attachment; filename="anonbox-{message_id}.png"'
     return Response(content=png, media_type="image/png", headers=headers)
