@@ -5,6 +5,7 @@ on PostgreSQL."""
 
 from __future__ import annotations
 
+import contextlib
 import html
 import re
 import time
@@ -453,6 +454,28 @@ def test_the_live_stream_ends_when_its_session_is_signed_out(
         rest = list(lines)  # ends well before the 10 s read timeout and the 15 s keep-alive
 
     assert after not in "\n".join(rest)
+
+
+def test_one_session_may_hold_five_live_streams_not_hundreds(browser: Browser) -> None:
+    events = f"/dashboard/links/{browser.link_id}/events"
+    readers = []  # kept: dropping a line iterator closes its connection
+    with contextlib.ExitStack() as open_streams:
+        for _ in range(5):
+            stream = open_streams.enter_context(browser.client.stream("GET", events))
+            assert stream.status_code == 200
+            readers.append(stream.iter_lines())
+            assert next(readers[-1]) == ": connected"
+        refused = browser.client.get(events, timeout=5)  # a stream would time out here
+        assert refused.status_code == 429
+        assert int(refused.headers["retry-after"]) > 0
+    # Closed ones count no more, once the server has noticed them go.
+    deadline = time.monotonic() + 10
+    while True:
+        with browser.client.stream("GET", events) as again:
+            if again.status_code == 200:
+                break
+        assert time.monotonic() < deadline, "closed streams still counted"
+        time.sleep(0.5)
 
 
 def test_a_file_in_place_of_the_csrf_token_is_refused_not_a_500(

@@ -1,13 +1,21 @@
-"""uvicorn's fast HTTP parser (httptools), with the limit it lacks on the request head.
+"""uvicorn's fast HTTP parser (httptools), with the limits it lacks on the request head.
 
 httptools buffers a request line and headers of any size, so one client could make the
 server hold megabytes per connection. Here the head (request line plus headers) may
 be at most ``MAX_HEAD_BYTES``; past that the caller gets a 431 in the error envelope
 and the connection is closed, before anything reaches the application.
+
+Nor does it wait for a head only so long: a client that opens connections and sends
+their heads a byte at a time (slowloris) could hold them all open. Here a head must be
+complete within ``HEAD_TIMEOUT_SECONDS`` (``ANONBOX_HEAD_TIMEOUT_SECONDS``, 10) of the
+connection opening or of its first byte on a kept-alive connection; otherwise the
+connection is closed. Between requests, uvicorn's keep-alive timeout closes idle ones.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -18,6 +26,8 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from anonbox.core.envelope import error_envelope
 
 MAX_HEAD_BYTES = 32 * 1024  # what nginx allows by default (4 buffers of 8 KiB)
+# Read here, not from Settings: uvicorn makes protocols in each worker, from this module.
+HEAD_TIMEOUT_SECONDS = float(os.environ.get("ANONBOX_HEAD_TIMEOUT_SECONDS") or 10)
 
 
 class _HeadTooLarge(Exception):
@@ -30,11 +40,35 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._head_bytes = 0
         self._in_head = True
         self._too_large = False
+        self._head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._start_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_head_timer()
+        super().connection_lost(exc)
+
+    def _start_head_timer(self) -> None:
+        if self._head_timer is None:
+            self._head_timer = self.loop.call_later(HEAD_TIMEOUT_SECONDS, self._head_too_slow)
+
+    def _stop_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_too_slow(self) -> None:
+        self._head_timer = None
+        if self._in_head and not self.transport.is_closing():
+            self.transport.close()
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self._head_bytes = 0
         self._in_head = True
+        self._start_head_timer()  # a kept-alive connection's next request
 
     def _count(self, size: int) -> None:
         self._head_bytes += size
@@ -52,6 +86,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._in_head = False
+        self._stop_head_timer()
         super().on_headers_complete()
 
     def data_received(self, data: bytes) -> None:

@@ -25,7 +25,14 @@ from anonbox.auth.sessions import still_signed_in
 from anonbox.core.clock import isoformat_us
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
-from anonbox.core.errors import FieldProblem, Forbidden, NotFound, Unauthorized, ValidationFailed
+from anonbox.core.errors import (
+    FieldProblem,
+    Forbidden,
+    NotFound,
+    RateLimited,
+    Unauthorized,
+    ValidationFailed,
+)
 from anonbox.core.ids import is_ulid
 from anonbox.core.paths import Cursor, LinkId, RowId
 from anonbox.core.settings import Settings
@@ -53,6 +60,9 @@ KEEP_ALIVE_SECONDS = 15.0
 STREAM_SECONDS = 300.0
 # While it lasts, an idle stream stops within this long of its session being signed out.
 SESSION_CHECK_SECONDS = 2.0
+# Open streams per sign-in session, in this process: a few tabs, not hundreds of them.
+MAX_STREAMS_PER_SESSION = 5
+_open_streams: dict[str, int] = {}
 
 AnyRequest = Request[Any, Any, Any]
 
@@ -225,6 +235,20 @@ async def link_inbox(
 async def _new_messages(
     db: Database, link_id: str, after: str, session_id: str
 ) -> AsyncIterator[ServerSentEventMessage]:
+    # Counted once the stream runs (an answer never sent never ends, so never uncounts).
+    _open_streams[session_id] = _open_streams.get(session_id, 0) + 1
+    try:
+        async for event in _stream(db, link_id, after, session_id):
+            yield event
+    finally:
+        left = _open_streams.pop(session_id, 1) - 1
+        if left:
+            _open_streams[session_id] = left
+
+
+async def _stream(
+    db: Database, link_id: str, after: str, session_id: str
+) -> AsyncIterator[ServerSentEventMessage]:
     yield ServerSentEventMessage(data=None, comment="connected", retry=2000)
     started = last_sent = last_checked = time.monotonic()
     while time.monotonic() - started < STREAM_SECONDS:
@@ -267,8 +291,13 @@ async def link_events(
     start = request.headers.get("last-event-id") or after
     if start is None or not is_ulid(start):
         start = await inbox.newest_id(db, link_id)
+    session_id = browser.principal.credential_id
+    if _open_streams.get(session_id, 0) >= MAX_STREAMS_PER_SESSION:
+        raise RateLimited(
+            f"At most {MAX_STREAMS_PER_SESSION} live inboxes at once; close a tab", retry_after=5
+        )
     stream = ServerSentEvent(
-        _new_messages(db, link_id, start, browser.principal.credential_id),
+        _new_messages(db, link_id, start, session_id),
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
     carry_renewal(stream, browser, settings)

@@ -1,0 +1,75 @@
+"""Clients that hold connections open without finishing a request: a request head must
+arrive whole within ANONBOX_HEAD_TIMEOUT_SECONDS (1 s here), however it trickles in."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+
+from tests.server import Server
+
+HEAD_TIMEOUT = 1.0
+
+
+@pytest.fixture(scope="module")
+def strict(
+    database_url_factory: Callable[[str], str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    log = tmp_path_factory.mktemp("slow-logs") / "strict.log"
+    env = {"ANONBOX_HEAD_TIMEOUT_SECONDS": str(HEAD_TIMEOUT)}
+    running = Server(database_url_factory("sqlite"), log, env=env).start()
+    yield running
+    running.stop()
+
+
+def closed_after(sock: socket.socket, trickle: bytes, limit: float) -> float | None:
+    """Send ``trickle`` a byte every 0.2 s; seconds until the server closed, or None."""
+    started = time.monotonic()
+    sock.settimeout(0.2)
+    for byte in trickle:
+        try:
+            sock.sendall(bytes([byte]))
+            if sock.recv(1024) == b"":
+                return time.monotonic() - started
+        except TimeoutError:
+            pass
+        except (BrokenPipeError, ConnectionResetError):
+            return time.monotonic() - started
+        if time.monotonic() - started > limit:
+            return None
+    return None
+
+
+@pytest.mark.parametrize(
+    "trickle",
+    [
+        pytest.param(b"", id="nothing-at-all"),
+        pytest.param(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200, id="slowloris"),
+    ],
+)
+def test_a_request_head_that_does_not_arrive_in_time_closes_the_connection(
+    strict: Server, trickle: bytes
+) -> None:
+    with socket.create_connection(("127.0.0.1", strict.port)) as sock:
+        if trickle:
+            waited = closed_after(sock, trickle, limit=HEAD_TIMEOUT + 4)
+        else:
+            sock.settimeout(HEAD_TIMEOUT + 4)
+            started = time.monotonic()
+            assert sock.recv(1024) == b""
+            waited = time.monotonic() - started
+    assert waited is not None, "the connection was still open"
+    assert waited >= HEAD_TIMEOUT * 0.9  # not closed before its time
+
+
+def test_a_kept_alive_connection_serves_requests_past_the_head_timeout(strict: Server) -> None:
+    """The limit is on a head, not on a connection's life."""
+    with httpx.Client(base_url=strict.url) as client:
+        for _ in range(3):
+            assert client.get("/healthz").status_code == 200
+            time.sleep(HEAD_TIMEOUT / 2)
+        assert client.get("/healthz").status_code == 200
