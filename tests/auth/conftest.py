@@ -46,6 +46,7 @@ SIGNIN_COOKIE = "anonbox_signin"
 REFRESH_COOKIE = "anonbox_refresh"
 
 
+SESSION_MAX_SECONDS = 2
 _TLS = ssl.create_default_context()  # built once: loading the CA bundle per client costs ~20 ms
 
 
@@ -348,6 +349,8 @@ def fleet(
             ANONBOX_ACCESS_TOKEN_TTL_SECONDS=str(ACCESS_TTL_SECONDS),
             ANONBOX_SIGNIN_STATE_TTL_SECONDS=str(STATE_TTL_SECONDS),
         ),
+        "bounded": signin_env(provider.url, ANONBOX_SESSION_MAX_SECONDS=str(SESSION_MAX_SECONDS)),
+        "forgetful": signin_env(provider.url, ANONBOX_REFRESH_TOKEN_TTL_SECONDS="1"),
         "unreachable": signin_env(f"http://127.0.0.1:{free_port()}"),  # nothing listens
         "unconfigured": {"ANONBOX_GOOGLE_CLIENT_ID": ""},
     }
@@ -372,6 +375,18 @@ def relayed_anonbox(fleet: dict[str, Server], provider: Provider) -> Anonbox:
 def short_lived_anonbox(fleet: dict[str, Server], provider: Provider) -> Anonbox:
     """anonbox whose access tokens and sign-in states live a second or two."""
     return Anonbox(fleet["short-lived"], provider)
+
+
+@pytest.fixture
+def bounded_anonbox(fleet: dict[str, Server], provider: Provider) -> Anonbox:
+    """anonbox whose sessions end SESSION_MAX_SECONDS after sign-in, however renewed."""
+    return Anonbox(fleet["bounded"], provider)
+
+
+@pytest.fixture
+def forgetful_anonbox(fleet: dict[str, Server], provider: Provider) -> Anonbox:
+    """anonbox whose refresh tokens live a second, so ended sessions are soon forgotten."""
+    return Anonbox(fleet["forgetful"], provider)
 
 
 @pytest.fixture

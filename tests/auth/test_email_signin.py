@@ -47,12 +47,13 @@ def servers(
     envs = {
         "mail": signin_env(provider.url, **mail),
         "console": {},  # development, nothing configured
-        "strict": {
+        "strict": signin_env(
+            provider.url,
             **mail,
-            "ANONBOX_EMAIL_SIGNIN_TTL_SECONDS": "1",
-            "ANONBOX_LIMIT_SIGNIN_NETWORK": "3/3600",
-            "ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32",
-        },
+            ANONBOX_EMAIL_SIGNIN_TTL_SECONDS="1",
+            ANONBOX_LIMIT_SIGNIN_NETWORK="3/3600",
+            ANONBOX_TRUSTED_PROXIES="127.0.0.1/32",
+        ),
         "production": {**PRODUCTION, **mail, "ANONBOX_PUBLIC_URL": PUBLIC_URL},
         "closed": dict(PRODUCTION),  # production with neither SMTP nor Google
         "mail_down": {"ANONBOX_SMTP_URL": f"smtp://127.0.0.1:{free_port()}"},
@@ -311,6 +312,26 @@ def test_one_network_cannot_ask_for_links_without_end(
     assert refused.status_code == 429
     other = {"X-Forwarded-For": "198.51.100.4"}
     assert ask_for_link(new_user_agent(server.url), new_address(), other).status_code == 200
+
+
+def test_starting_google_sign_ins_is_limited_per_network_too(
+    servers: dict[str, Server], new_user_agent: Callable[[str], httpx.Client]
+) -> None:
+    """Each start writes a row (state, verifier, nonce): without a limit, a loop of
+    GET /signin/google fills the database."""
+    browser = new_user_agent(servers["strict"].url)
+    page = {"X-Forwarded-For": "203.0.113.61"}
+    assert [browser.get("/signin/google", headers=page).status_code for _ in range(3)] == [303] * 3
+    refused = browser.get("/signin/google", headers=page)
+    assert refused.status_code == 429
+    assert "text/html" in refused.headers["content-type"]
+
+    api = {"X-Forwarded-For": "203.0.113.62"}
+    assert [browser.get("/auth/google/url", headers=api).status_code for _ in range(3)] == [200] * 3
+    refused = browser.get("/auth/google/url", headers=api)
+    assert refused.status_code == 429
+    assert refused.json()["error"]["code"] == "rate_limited"
+    assert int(refused.headers["retry-after"]) > 0
 
 
 # --- what each deployment offers ----------------------------------------------------------

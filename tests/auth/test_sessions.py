@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 
 import httpx
 
+from anonbox.core.database import connect
 from tests.actions import assert_error
 from tests.auth.conftest import (
     ACCESS_TTL_SECONDS,
     REFRESH_COOKIE,
+    SESSION_MAX_SECONDS,
     Anonbox,
     SignedIn,
     cookie_attributes,
@@ -65,6 +68,54 @@ def test_access_token_expires_and_refresh_renews_it(
     renewed = assert_refreshed(session.user_agent.post("/auth/refresh"))
     assert renewed["expires_in"] == ACCESS_TTL_SECONDS
     assert profile(session.user_agent, str(renewed["access_token"])) == me
+
+
+def test_a_session_ends_at_its_absolute_lifetime_however_often_it_is_renewed(
+    bounded_anonbox: Anonbox, new_user_agent: UserAgents
+) -> None:
+    session = signed_in(bounded_anonbox, new_user_agent)
+    assert_refreshed(session.user_agent.post("/auth/refresh"))
+
+    time.sleep(SESSION_MAX_SECONDS + 0.3)
+
+    assert_error(session.user_agent.post("/auth/refresh"), 401)
+
+
+def test_ended_sessions_are_forgotten_with_their_spent_tokens(
+    forgetful_anonbox: Anonbox, new_user_agent: UserAgents
+) -> None:
+    ended = signed_in(forgetful_anonbox, new_user_agent)
+    user_id = profile(ended.user_agent, ended.access_token)["user_id"]
+    renewed = assert_refreshed(refresh_by_body(forgetful_anonbox.url, ended.refresh_token))
+    logout = {"X-API-Key": str(renewed["access_token"])}
+    assert ended.user_agent.post("/auth/logout", headers=logout).status_code == 200
+    [session_id] = rows(
+        forgetful_anonbox, "SELECT id AS value FROM sessions WHERE user_id = $1", user_id
+    )
+    spent = "SELECT refresh_hash AS value FROM spent_refresh_tokens WHERE session_id = $1"
+    assert len(rows(forgetful_anonbox, spent, session_id)) == 1
+    time.sleep(1.3)
+
+    signed_in(forgetful_anonbox, new_user_agent)  # any sign-in tidies up
+
+    assert (
+        rows(forgetful_anonbox, "SELECT id AS value FROM sessions WHERE user_id = $1", user_id)
+        == []
+    )
+    assert rows(forgetful_anonbox, spent, session_id) == []
+
+
+def rows(anonbox: Anonbox, sql: str, *args: str) -> list[str]:
+    """The one column, named ``value``, of what the database answers to ``sql``."""
+
+    async def fetch() -> list[str]:
+        db = await connect(anonbox.server.database_url)
+        try:
+            return [str(row["value"]) for row in await db.fetch(sql, *args)]
+        finally:
+            await db.close()
+
+    return asyncio.run(fetch())
 
 
 # --- refresh ---------------------------------------------------------------------------

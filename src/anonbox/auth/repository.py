@@ -227,6 +227,16 @@ async def active_session_by_access(conn: Connection, access_hash: str, now: int)
     )
 
 
+async def purge_sessions(conn: Connection, *, ended_before: int, opened_before: int) -> None:
+    """Forget sessions that ended (expired or signed out) before ``ended_before`` or were
+    opened before ``opened_before``, with their spent refresh tokens."""
+    await conn.execute(
+        "DELETE FROM sessions WHERE refresh_expires_at < $1 OR revoked_at < $1 OR created_at < $2",
+        ended_before,
+        opened_before,
+    )
+
+
 async def rotate_session(
     conn: Connection,
     *,
@@ -236,19 +246,22 @@ async def rotate_session(
     refresh_hash: str,
     refresh_expires_at: int,
     now: int,
+    opened_after: int,
 ) -> str | None:
-    """Swap in new tokens if ``old_refresh_hash`` is the session's live refresh token."""
+    """Swap in new tokens if ``old_refresh_hash`` is the session's live refresh token and
+    the session was opened after ``opened_after``."""
     row = await conn.fetchrow(
         "UPDATE sessions SET access_hash = $2, access_expires_at = $3,"
         " refresh_hash = $4, refresh_expires_at = $5"
         " WHERE refresh_hash = $1 AND revoked_at IS NULL AND refresh_expires_at > $6"
-        " RETURNING id",
+        " AND created_at > $7 RETURNING id",
         old_refresh_hash,
         access_hash,
         access_expires_at,
         refresh_hash,
         refresh_expires_at,
         now,
+        opened_after,
     )
     return None if row is None else str(row["id"])
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Response, delete, get, post
 from litestar.datastructures import Cookie
+from litestar.params import Dependency
 
 from anonbox.auth import service
 from anonbox.auth.dependencies import SECURITY
@@ -24,6 +25,7 @@ from anonbox.auth.schemas import (
 from anonbox.auth.service import Principal
 from anonbox.auth.sessions import SessionTokens, close_session, refresh_session
 from anonbox.auth.signin import finish_signin, start_signin
+from anonbox.core.client import client_address
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import (
     OK,
@@ -36,6 +38,7 @@ from anonbox.core.envelope import (
 from anonbox.core.errors import Unauthorized
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
+from anonbox.safety.gate import Gate
 
 SIGNIN_COOKIE = "anonbox_signin"
 REFRESH_COOKIE = "anonbox_refresh"
@@ -74,12 +77,19 @@ def signin_cookie(settings: Settings, binding: str) -> Cookie:
     summary="Start signing in with Google",
     description="Returns the provider URL to send the user to, and binds the sign-in to "
     "this user agent with an HttpOnly cookie.",
-    responses=error_responses(502, 503),
+    responses=error_responses(429, 502, 503),
     tags=_TAGS,
 )
 async def google_url(
-    request: AnyRequest, db: DB, oidc: OIDCClient, settings: AppSettings
+    request: AnyRequest,
+    db: DB,
+    oidc: OIDCClient,
+    settings: AppSettings,
+    gate: Annotated[Gate, Dependency(skip_validation=True)],
 ) -> Response[Envelope[OK, SignInURL]]:
+    # Each start writes a row: starts count against the network's sign-in limit.
+    address = client_address(request.scope, request.app.state.trusted_proxies)
+    await gate.throttle_client(db, address=address, limit=settings.limit_signin_network)
     started = await start_signin(db, oidc, settings)
     cookie = signin_cookie(settings, started.binding)
     body: Envelope[OK, SignInURL] = envelope(

@@ -1,5 +1,10 @@
 """Sign-in sessions: a short-lived access token and a refresh token that rotates.
 
+A session is renewed at most until ``session_max_seconds`` (90 days) after it was opened,
+however often it is used; its last access token then runs out within the hour. Each new
+sign-in forgets the sessions that ended (expired, signed out, or past that limit) longer
+ago than a refresh token lives: until then a replayed refresh token is still recognised.
+
 Presenting a refresh token that was already rotated out means someone holds a copy
 (RFC 9700 §4.14.2): the whole session is revoked, for the thief and the owner alike.
 """
@@ -59,6 +64,12 @@ def _issue(settings: Settings, now: int) -> _Issued:
 
 async def open_session(conn: Connection, *, user_id: str, settings: Settings) -> SessionTokens:
     now = now_us()
+    kept = settings.refresh_token_ttl_seconds * _US
+    await repository.purge_sessions(
+        conn,
+        ended_before=now - kept,
+        opened_before=now - settings.session_max_seconds * _US - kept,
+    )
     issued = _issue(settings, now)
     await repository.insert_session(
         conn,
@@ -87,6 +98,7 @@ async def refresh_session(db: Database, *, refresh_token: str, settings: Setting
             refresh_hash=issued.refresh_hash,
             refresh_expires_at=issued.refresh_expires_at,
             now=now,
+            opened_after=now - settings.session_max_seconds * _US,
         )
         if session_id is not None:
             await repository.spend_refresh_token(

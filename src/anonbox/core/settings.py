@@ -31,6 +31,7 @@ class Settings:
     google_redirect_uri: str = "http://127.0.0.1:8000/auth/google/callback"
     access_token_ttl_seconds: int = 3600
     refresh_token_ttl_seconds: int = 30 * 24 * 3600
+    session_max_seconds: int = 90 * 24 * 3600  # however often it is renewed
     signin_state_ttl_seconds: int = 600
     secret_key: str = DEVELOPMENT_SECRET
     trusted_proxies: tuple[IPNetwork, ...] = ()
@@ -160,6 +161,7 @@ class Settings:
             refresh_token_ttl_seconds=number(
                 "ANONBOX_REFRESH_TOKEN_TTL_SECONDS", defaults.refresh_token_ttl_seconds
             ),
+            session_max_seconds=number("ANONBOX_SESSION_MAX_SECONDS", defaults.session_max_seconds),
             signin_state_ttl_seconds=number(
                 "ANONBOX_SIGNIN_STATE_TTL_SECONDS", defaults.signin_state_ttl_seconds
             ),

@@ -68,6 +68,11 @@ def _email_cookie(binding: str, settings: Settings) -> Cookie:
     )
 
 
+MailerDep = Annotated[Mailer | None, Dependency(skip_validation=True)]
+LimiterDep = Annotated[RateLimiter, Dependency(skip_validation=True)]
+GateDep = Annotated[Gate, Dependency(skip_validation=True)]
+
+
 def signin_page(
     request: AnyRequest,
     settings: Settings,
@@ -113,8 +118,13 @@ async def signin(request: AnyRequest, db: DB, settings: AppSettings) -> Response
 
 
 @get("/signin/google")
-async def signin_google(db: DB, oidc: OIDCClient, settings: AppSettings) -> Redirect:
-    """The "Sign in with Google" button: off to the provider, bound to this browser."""
+async def signin_google(
+    request: AnyRequest, db: DB, oidc: OIDCClient, settings: AppSettings, gate: GateDep
+) -> Redirect:
+    """The "Sign in with Google" button: off to the provider, bound to this browser.
+    Each start writes a row, so starts count against the network's sign-in limit."""
+    address = client_address(request.scope, request.app.state.trusted_proxies)
+    await gate.throttle_client(db, address=address, limit=settings.limit_signin_network)
     started = await start_signin(db, oidc, settings)
     return Redirect(
         path=started.url,
@@ -132,11 +142,6 @@ def provide_mailer(state: State) -> Mailer | None:
 def provide_limiter(state: State) -> RateLimiter:
     limiter: RateLimiter = state.limiter
     return limiter
-
-
-MailerDep = Annotated[Mailer | None, Dependency(skip_validation=True)]
-LimiterDep = Annotated[RateLimiter, Dependency(skip_validation=True)]
-GateDep = Annotated[Gate, Dependency(skip_validation=True)]
 
 
 async def _network(request: AnyRequest, db: Database, gate: Gate) -> str | None:
