@@ -4,6 +4,7 @@ the reports (GET /admin/reports)."""
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -11,8 +12,9 @@ import pytest
 
 from anonbox.core.ids import is_ulid
 from tests.actions import assert_error, post_message, post_reply
-from tests.conftest import Creator
+from tests.conftest import Creator, make_creator_in
 from tests.moderation.conftest import all_reports, report, report_by_id, resolve
+from tests.server import Server
 
 ENVELOPE_KEYS = {"status_code", "message", "data", "metadata"}
 REPORT_KEYS = {
@@ -229,3 +231,74 @@ def test_bad_list_parameters_are_refused(
     api: httpx.Client, admin: Creator, params: dict[str, Any]
 ) -> None:
     assert_error(api.get("/admin/reports", params=params, headers=admin.headers), 400)
+
+
+# --- limits: reports cannot close a link, and made-up ids cost nothing ---------------------
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def report_limited(
+    request: pytest.FixtureRequest,
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Server]:
+    """Two reports per reporter, three messages a minute per link, behind a proxy."""
+    log = tmp_path_factory.mktemp("report-logs") / f"limited-{request.param}.log"
+    env = {
+        "ANONBOX_LIMIT_REPORT": "2/600",
+        "ANONBOX_LIMIT_LINK": "3/60",
+        "ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32",
+    }
+    running = Server(database_url_factory(request.param), log, env=env).start(60)
+    yield running
+    running.stop()
+
+
+def as_from(address: str) -> dict[str, str]:
+    return {"X-Forwarded-For": address}
+
+
+def test_reports_on_made_up_ids_count_against_nothing(report_limited: Server) -> None:
+    creator = make_creator_in(report_limited.database_url)
+    with httpx.Client(base_url=report_limited.url, timeout=30) as api:
+        message_id = post_message(api, creator.link_id, "report me")
+        prober = as_from("203.0.113.71")
+        for n in range(20):  # a flood of reports on ids that are not there
+            made_up = f"01jabcdefghjkmnpqrstvwx{n:03d}"
+            answer = api.post(
+                f"/message/{creator.link_id}/{made_up}/report", json={"reason": "x"}, headers=prober
+            )
+            assert answer.status_code == 404
+            assert answer.json()["error"]["code"] == "not_found"
+
+        # The link still takes messages from people (3 a minute here: 1 used above).
+        for n in range(2):
+            sent = api.post(
+                f"/message/{creator.link_id}",
+                json={"message_content": f"still open {n}"},
+                headers=as_from(f"198.51.100.{n + 1}"),
+            )
+            assert sent.status_code == 201, sent.text
+        # And the prober's own report limit is untouched: two real reports go through.
+        about = f"/message/{creator.link_id}/{message_id}/report"
+        for _ in range(2):
+            assert api.post(about, json={"reason": "spam"}, headers=prober).status_code == 201
+        refused = api.post(about, json={"reason": "spam"}, headers=prober)
+        assert refused.status_code == 429
+        assert int(refused.headers["retry-after"]) > 0
+
+
+def test_many_reports_do_not_close_the_link_to_messages(report_limited: Server) -> None:
+    creator = make_creator_in(report_limited.database_url)
+    with httpx.Client(base_url=report_limited.url, timeout=30) as api:
+        message_id = post_message(api, creator.link_id, "a popular target")
+        about = f"/message/{creator.link_id}/{message_id}/report"
+        for n in range(10):  # ten reporters, more than the link's three messages a minute
+            reported = api.post(about, json={"reason": "spam"}, headers=as_from(f"10.9.0.{n}"))
+            assert reported.status_code == 201, reported.text
+        sent = api.post(
+            f"/message/{creator.link_id}",
+            json={"message_content": "not closed"},
+            headers=as_from("198.51.100.9"),
+        )
+        assert sent.status_code == 201, sent.text

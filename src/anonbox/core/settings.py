@@ -44,6 +44,7 @@ class Settings:
     limit_sender: Limit = field(default=Limit("sender", 60, 600))
     limit_link: Limit = field(default=Limit("link", 1200, 60))
     limit_card: Limit = field(default=Limit("card", 60, 60))
+    limit_report: Limit = field(default=Limit("report", 10, 600))
     sender_key_rotation_hours: int = 24
     sender_retention_days: int = 90
     # E-mail sign-in: where mail goes (None: printed to the console in development, and
@@ -176,6 +177,7 @@ class Settings:
             limit_sender=limit("ANONBOX_LIMIT_SENDER", defaults.limit_sender),
             limit_link=limit("ANONBOX_LIMIT_LINK", defaults.limit_link),
             limit_card=limit("ANONBOX_LIMIT_CARD", defaults.limit_card),
+            limit_report=limit("ANONBOX_LIMIT_REPORT", defaults.limit_report),
             sender_key_rotation_hours=number(
                 "ANONBOX_SENDER_KEY_ROTATION_HOURS", defaults.sender_key_rotation_hours
             ),

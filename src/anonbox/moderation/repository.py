@@ -36,6 +36,17 @@ async def insert_report(
     return inserted == 1
 
 
+async def reportable(conn: Connection, *, link_id: str, message_id: str) -> str | None:
+    """ "stored" or "dropped" for a message of this link anyone may report; else None."""
+    row = await conn.fetchrow(
+        "SELECT 'stored' AS kind FROM messages WHERE id = $1 AND link_id = $2"
+        " UNION ALL SELECT 'dropped' FROM dropped_messages WHERE id = $1 AND link_id = $2",
+        message_id,
+        link_id,
+    )
+    return None if row is None else str(row["kind"])
+
+
 async def count_report_on_dropped(conn: Connection, *, link_id: str, message_id: str) -> bool:
     """Count a report on a message its link dropped; False when no such message was
     dropped. A write, as a stored report is: the answer takes as long."""

@@ -65,12 +65,14 @@ async def report_message(
     gate: Gate,
     settings: AppSettings,
 ) -> Envelope[Created, ReportReceipt]:
-    # Reports are anonymous too: the same limits as messages keep the admins' queue sane.
-    await gate.throttle(
-        db, link_id=link_id, address=client_address(request.scope, settings.trusted_proxies)
-    )
     receipt = await service.report_message(
-        db, link_id=link_id, message_id=message_id, reason=data.reason
+        db,
+        gate,
+        link_id=link_id,
+        message_id=message_id,
+        reason=data.reason,
+        address=client_address(request.scope, settings.trusted_proxies),
+        limit=settings.limit_report,
     )
     return envelope(request, 201, "Report received", receipt)
 

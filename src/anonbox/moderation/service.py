@@ -11,6 +11,7 @@ from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Connection, Database, Row
 from anonbox.core.errors import Conflict, NotFound
 from anonbox.core.ids import new_ulid
+from anonbox.core.ratelimit import Limit
 from anonbox.messages.content import normalised_content
 from anonbox.moderation import repository
 from anonbox.moderation.schemas import (
@@ -21,6 +22,8 @@ from anonbox.moderation.schemas import (
     ReportStatus,
 )
 from anonbox.safety.blocks import BlockOut, MessageSender, block, sender_of
+from anonbox.safety.gate import Gate
+from anonbox.safety.senders import IPAddress
 
 
 class AlreadyResolved(Conflict):
@@ -28,17 +31,42 @@ class AlreadyResolved(Conflict):
 
 
 async def report_message(
-    db: Database, *, link_id: str, message_id: str, reason: str
+    db: Database,
+    gate: Gate,
+    *,
+    link_id: str,
+    message_id: str,
+    reason: str,
+    address: IPAddress | None,
+    limit: Limit,
 ) -> ReportReceipt:
+    """Report a message. Only a report on a message that is there counts against the
+    reporter's own limit: reports on made-up ids cost nobody anything, and reports never
+    count against the link's limit on messages."""
     text = normalised_content(reason, field="reason")
+    kind = await repository.reportable(db, link_id=link_id, message_id=message_id)
+    if kind is None:
+        raise NotFound("No message with this id under this link")
+    await gate.throttle_client(db, address=address, limit=limit)
     now = now_us()
     report_id = new_ulid(now)
-    if not await repository.insert_report(
-        db, report_id=report_id, link_id=link_id, message_id=message_id, reason=text, created_at=now
-    ) and not await repository.count_report_on_dropped(db, link_id=link_id, message_id=message_id):
-        raise NotFound("No message with this id under this link")
     # A dropped message is reported as if it were stored, but only counted: its sender
     # must not learn from the answer that it was dropped, and nobody has it to act on.
+    if kind == "dropped":
+        counted = await repository.count_report_on_dropped(
+            db, link_id=link_id, message_id=message_id
+        )
+    else:
+        counted = await repository.insert_report(
+            db,
+            report_id=report_id,
+            link_id=link_id,
+            message_id=message_id,
+            reason=text,
+            created_at=now,
+        )
+    if not counted:  # deleted a moment ago
+        raise NotFound("No message with this id under this link")
     return ReportReceipt(id=report_id, status="open")
 
 
