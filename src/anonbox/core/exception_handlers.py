@@ -11,7 +11,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ExceptionHandlersMap
 
-from anonbox.core.envelope import error_envelope
+from anonbox.core.envelope import UNMATCHED, error_envelope
 from anonbox.core.envelope import request_id as envelope_request_id
 from anonbox.core.errors import AnonboxError, FieldProblem
 
@@ -119,8 +119,10 @@ def handle_http_exception(request: Request[Any, Any, Any], exc: HTTPException) -
 def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     # The id the answer's X-Request-ID header and the request's log line carry.
     request_id = envelope_request_id(request.scope) or secrets.token_hex(8)
+    # The route template, never the path: a path names links and messages (docs/safety.md).
+    route = request.scope.get("path_template") or UNMATCHED
     logger.exception(
-        "unhandled error, request_id=%s, route=%s %s", request_id, request.method, request.url.path
+        "unhandled error, request_id=%s, route=%s %s", request_id, request.method, route
     )
     message = f"Something went wrong on our side; it has been logged as {request_id}"
     return _respond(request, 500, "internal_error", message)

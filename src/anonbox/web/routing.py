@@ -69,7 +69,8 @@ def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response
 
 
 def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    _log.exception("page %s failed", request.scope.get("path"), exc_info=exc)
+    # The route template, never the path: a path names links and messages.
+    _log.exception("page %s failed", request.scope.get("path_template"), exc_info=exc)
     return error_page(500, "Something went wrong on our side.")
 
 
