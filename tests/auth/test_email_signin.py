@@ -84,6 +84,13 @@ def ask_for_link(
     )
 
 
+def mailed_link(browser: httpx.Client, smtp: SMTPServer, address: str) -> str:
+    """Ask for a link in ``browser``, then read it from the mail as its owner would."""
+    asked = ask_for_link(browser, address)
+    assert asked.status_code == 200, asked.text
+    return signin_link_in(smtp.mailbox.wait_for(address))
+
+
 def session_token(response: httpx.Response) -> str | None:
     cookies = set_cookies(response, SESSION_COOKIE)
     return cookie_attributes(cookies[0])["value"] if cookies else None
@@ -253,8 +260,7 @@ def test_a_link_opened_in_another_browser_signs_nobody_in_and_is_not_spent(
     server = servers["mail"]
     asking = new_user_agent(server.url)
     address = new_address()
-    ask_for_link(asking, address)
-    link = signin_link_in(smtp_server.mailbox.wait_for(address))
+    link = mailed_link(asking, smtp_server, address)
 
     elsewhere = new_user_agent(server.url).get(link)  # a forwarded mail, or a mail scanner
 
@@ -500,8 +506,7 @@ def test_the_log_keeps_no_address_and_no_link(
     server = servers["mail"]
     browser = new_user_agent(server.url)
     address = new_address()
-    ask_for_link(browser, address)
-    link = signin_link_in(smtp_server.mailbox.wait_for(address))
+    link = mailed_link(browser, smtp_server, address)
     browser.get(link)
 
     log = server.log()
