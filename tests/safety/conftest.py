@@ -208,7 +208,7 @@ class Sender:
 def new_sender() -> Sender:
     """An IPv4 sender no other test uses."""
     n = next(_numbers)
-    return Sender(f"10.{(n >> 16) & 255}.{(n >> 8) & 255}.{n & 255}")
+    return Sender(f"10.{(n >> 8) & 255}.{n & 255}.1")  # each its own /24 too
 
 
 def new_ipv6_network() -> str:

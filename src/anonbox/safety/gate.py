@@ -19,6 +19,16 @@ from anonbox.safety.blocks import is_blocked
 from anonbox.safety.mutes import muted_of
 from anonbox.safety.senders import IPAddress, SenderId, SenderKeys
 
+# How many senders' worth a wider network may send: an IPv4 /24 or an IPv6 /56 as much as
+# 4 senders, an IPv6 /48 as much as 10.
+NETWORK_FACTORS = {24: 4, 56: 4, 48: 10}
+
+
+def _scaled(limit: Limit, bits: int) -> Limit:
+    return Limit(
+        f"{limit.name}_{bits}", limit.max_requests * NETWORK_FACTORS[bits], limit.window_seconds
+    )
+
 
 @dataclass(frozen=True, slots=True)
 class Admission:
@@ -33,6 +43,11 @@ class Gate:
         self._per_sender_link: Limit = settings.limit_sender_per_link
         self._per_sender: Limit = settings.limit_sender
         self._per_link: Limit = settings.limit_link
+        # A sender's wider networks get looser limits, a multiple of the sender's own.
+        self._wider: dict[int, tuple[Limit, Limit]] = {
+            bits: (_scaled(self._per_sender_link, bits), _scaled(self._per_sender, bits))
+            for bits in NETWORK_FACTORS
+        }
 
     async def throttle(
         self, db: Database, *, link_id: str, address: IPAddress | None
@@ -41,11 +56,14 @@ class Gate:
         them), and return the sender's keyed hash."""
         sender = None if address is None else await self.keys.current(db, address)
         checks: list[tuple[Limit, str]] = [(self._per_link, link_id)]
-        if sender is not None:
+        if sender is not None and address is not None:
             checks += [
                 (self._per_sender_link, f"{sender.hash}:{link_id}"),
                 (self._per_sender, sender.hash),
             ]
+            for bits, network in await self.keys.wider(db, address):
+                per_link, overall = self._wider[bits]
+                checks += [(per_link, f"{network}:{link_id}"), (overall, network)]
         decision = await self._limiter.hit(checks)
         if not decision.allowed:
             raise RateLimited(

@@ -46,6 +46,20 @@ def network_of(address: IPAddress) -> bytes:
     return b"4" + address.packed
 
 
+# The networks around a sender that are limited too, looser: a household or phone gets a
+# new IPv6 /64 for nothing, and many IPv4 hosts of one provider share a /24.
+WIDER_NETWORKS = {4: (24,), 6: (56, 48)}
+
+
+def wider_networks_of(address: IPAddress) -> list[tuple[int, bytes]]:
+    """Each wider network of the address, with what identifies it (prefix length, bytes)."""
+    version = 6 if isinstance(address, ipaddress.IPv6Address) else 4
+    return [
+        (bits, f"{version}/{bits}:".encode() + address.packed[: bits // 8])
+        for bits in WIDER_NETWORKS[version]
+    ]
+
+
 class SenderKeys:
     """Per-period HMAC keys, derived on first use and cached for the process's life."""
 
@@ -79,6 +93,15 @@ class SenderKeys:
         if key is None:
             key = await self._open_epoch(db, epoch)
         return SenderId(epoch=epoch, hash=self.hash_with(key, address))
+
+    async def wider(self, db: Database, address: IPAddress) -> list[tuple[int, str]]:
+        """The keyed hashes of the address's wider networks, under the current key."""
+        epoch = self.epoch_at(now_us())
+        key = await self.key(db, epoch) or await self._open_epoch(db, epoch)
+        return [
+            (bits, hmac.new(key, network, hashlib.sha256).hexdigest())
+            for bits, network in wider_networks_of(address)
+        ]
 
     @staticmethod
     def hash_with(key: bytes, address: IPAddress) -> str:
