@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from anonbox.core.clock import now_us
 from anonbox.core.database import Connection, Row
 
 
@@ -277,12 +276,12 @@ async def spend_refresh_token(
     )
 
 
-async def session_is_open(conn: Connection, session_id: str) -> bool:
+async def session_is_open(conn: Connection, session_id: str, now: int) -> bool:
     """Whether the session is neither signed out nor past its refresh lifetime."""
     row = await conn.fetchrow(
         "SELECT 1 FROM sessions WHERE id = $1 AND revoked_at IS NULL AND refresh_expires_at > $2",
         session_id,
-        now_us(),
+        now,
     )
     return row is not None
 

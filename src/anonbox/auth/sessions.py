@@ -124,4 +124,4 @@ async def close_session(db: Database, *, session_id: str) -> None:
 
 async def still_signed_in(db: Database, *, session_id: str) -> bool:
     """Whether a session checked earlier is still open (for what outlives one request)."""
-    return await repository.session_is_open(db, session_id)
+    return await repository.session_is_open(db, session_id, now_us())

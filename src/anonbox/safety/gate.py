@@ -64,22 +64,18 @@ class Gate:
             for bits, network in await self.keys.wider(db, address):
                 per_link, overall = self._wider[bits]
                 checks += [(per_link, f"{network}:{link_id}"), (overall, network)]
-        decision = await self._limiter.hit(checks)
-        if not decision.allowed:
-            raise RateLimited(
-                f"Too many requests; try again in {decision.retry_after} s",
-                retry_after=decision.retry_after,
-            )
+        await self._hit(checks)
         return sender
 
     async def throttle_client(
         self, db: Database, *, address: IPAddress | None, limit: Limit
     ) -> None:
         """Count a request against one per-sender limit (429 past it)."""
-        if address is None:
-            return
-        sender = await self.keys.current(db, address)
-        decision = await self._limiter.hit([(limit, sender.hash)])
+        if address is not None:
+            await self._hit([(limit, (await self.keys.current(db, address)).hash)])
+
+    async def _hit(self, checks: list[tuple[Limit, str]]) -> None:
+        decision = await self._limiter.hit(checks)
         if not decision.allowed:
             raise RateLimited(
                 f"Too many requests; try again in {decision.retry_after} s",

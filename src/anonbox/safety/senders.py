@@ -87,17 +87,17 @@ class SenderKeys:
         self._keys[epoch] = self._derive(epoch, row["salt"])
         return self._keys[epoch]
 
-    async def current(self, db: Database, address: IPAddress) -> SenderId:
+    async def _current_key(self, db: Database) -> tuple[int, bytes]:
         epoch = self.epoch_at(now_us())
-        key = await self.key(db, epoch)
-        if key is None:
-            key = await self._open_epoch(db, epoch)
+        return epoch, await self.key(db, epoch) or await self._open_epoch(db, epoch)
+
+    async def current(self, db: Database, address: IPAddress) -> SenderId:
+        epoch, key = await self._current_key(db)
         return SenderId(epoch=epoch, hash=self.hash_with(key, address))
 
     async def wider(self, db: Database, address: IPAddress) -> list[tuple[int, str]]:
         """The keyed hashes of the address's wider networks, under the current key."""
-        epoch = self.epoch_at(now_us())
-        key = await self.key(db, epoch) or await self._open_epoch(db, epoch)
+        _, key = await self._current_key(db)
         return [
             (bits, hmac.new(key, network, hashlib.sha256).hexdigest())
             for bits, network in wider_networks_of(address)
