@@ -142,6 +142,24 @@ def test_hits_are_allowed_again_once_the_window_has_passed(backend: Backend) -> 
     asyncio.run(scenario())
 
 
+def test_count_is_the_hits_let_through_in_the_last_window(backend: Backend) -> None:
+    limit = Limit("counted", max_requests=3, window_seconds=1)
+
+    async def scenario() -> None:
+        limiter = backend.limiter()
+        try:
+            assert await limiter.count(limit, "never-hit") == 0
+            await _gather_hits(limiter, [(limit, "k")], 5)  # 3 let through, 2 refused
+            assert await limiter.count(limit, "k") == 3
+            assert await limiter.count(limit, "other") == 0
+            await asyncio.sleep(1.05)
+            assert await limiter.count(limit, "k") == 0
+        finally:
+            await limiter.close()
+
+    asyncio.run(scenario())
+
+
 def test_a_refused_hit_consumes_none_of_its_limits(backend: Backend) -> None:
     per_sender_link = Limit("per_sender_link", max_requests=1, window_seconds=60)
     per_link = Limit("per_link", max_requests=3, window_seconds=60)

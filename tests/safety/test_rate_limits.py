@@ -58,13 +58,17 @@ def test_one_sender_gets_3_posts_a_minute_on_one_link(deployment: Deployment) ->
         assert sorted(inbox_ids(api, creator)) == sorted(ids)
 
 
-def test_senders_share_the_limit_of_a_link(deployment: Deployment) -> None:
+def test_senders_share_the_rate_of_a_link_past_which_a_proof_of_work_is_asked(
+    deployment: Deployment,
+) -> None:
     creator = limited_creator(deployment)
     with client(deployment.limited) as api:
         for _ in range(LINK_LIMIT):
             sent(api, creator.link_id, "one each", new_sender())
         latecomer = new_sender()
-        refused(send(api, creator.link_id, "one each", latecomer), latecomer)
+        asked = send(api, creator.link_id, "one each", latecomer)
+        body = assert_error_from(asked, 429, "proof_of_work_required", latecomer.address)
+        assert body["error"]["challenge"]["algorithm"] == "SHA-256"  # tests/safety/test_flood.py
         # The link's limit is the link's: the same sender may post elsewhere.
         elsewhere = limited_creator(deployment)
         sent(api, elsewhere.link_id, "fine here", latecomer)

@@ -62,9 +62,22 @@ class ErrorField(msgspec.Struct):
     problem: str
 
 
-class ErrorDetail(msgspec.Struct):
+class Challenge(msgspec.Struct):
+    """A proof-of-work challenge (ALTCHA, version 1), carried by a 429 whose code is
+    ``proof_of_work_required``: find ``number`` in [0, maxnumber] whose SHA-256 of
+    ``salt + number`` is ``challenge``."""
+
+    algorithm: str
+    challenge: str
+    maxnumber: int
+    salt: str
+    signature: str
+
+
+class ErrorDetail(msgspec.Struct, omit_defaults=True):
     code: str
     fields: list[ErrorField]
+    challenge: Challenge | None = None
 
 
 class ErrorEnvelope(msgspec.Struct):
@@ -183,12 +196,17 @@ def error_envelope(
     code: str,
     message: str,
     fields: list[FieldProblem] | None = None,
+    challenge: Challenge | None = None,
 ) -> ErrorEnvelope:
     return ErrorEnvelope(
         status_code=status_code,
         message=message,
         data=None,
-        error=ErrorDetail(code=code, fields=[ErrorField(f.field, f.problem) for f in fields or []]),
+        error=ErrorDetail(
+            code=code,
+            fields=[ErrorField(f.field, f.problem) for f in fields or []],
+            challenge=challenge,
+        ),
         metadata=metadata(scope),
     )
 
@@ -202,7 +220,8 @@ _DESCRIPTIONS = {
     409: "Conflict with the current state",
     413: "Request body larger than the configured limit",
     415: "Body is not application/json",
-    429: "Too many requests; see Retry-After",
+    429: "Too many requests; see Retry-After. While a link is under a flood a post is "
+    "refused with the code proof_of_work_required and a challenge to solve instead",
     502: "An upstream identity provider failed or could not be reached",
     503: "The database is unavailable, or sign-in with Google is not configured; see Retry-After",
 }

@@ -11,7 +11,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ExceptionHandlersMap
 
-from anonbox.core.envelope import UNMATCHED, error_envelope
+from anonbox.core.envelope import UNMATCHED, Challenge, error_envelope
 from anonbox.core.envelope import request_id as envelope_request_id
 from anonbox.core.errors import AnonboxError, FieldProblem
 
@@ -69,8 +69,9 @@ def _respond(
     message: str,
     fields: list[FieldProblem] | None = None,
     headers: dict[str, str] | None = None,
+    challenge: Challenge | None = None,
 ) -> Response[Any]:
-    body = error_envelope(request.scope, status, code, message, fields)
+    body = error_envelope(request.scope, status, code, message, fields, challenge)
     return Response(
         content=body, status_code=status, headers=headers, media_type="application/json"
     )
@@ -80,7 +81,8 @@ def handle_anonbox_error(request: Request[Any, Any, Any], exc: AnonboxError) -> 
     retry_after = getattr(exc, "retry_after", None)  # 429 and 503 say when to come back
     headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
     fields = getattr(exc, "fields", None)
-    return _respond(request, exc.status_code, exc.code, exc.message, fields, headers)
+    challenge = getattr(exc, "challenge", None)  # a post during a flood needs a proof of work
+    return _respond(request, exc.status_code, exc.code, exc.message, fields, headers, challenge)
 
 
 def handle_validation_error(

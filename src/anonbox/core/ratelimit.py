@@ -69,6 +69,10 @@ class RateLimiter(Protocol):
         """
         ...
 
+    async def count(self, limit: Limit, key: str) -> int:
+        """How many hits (limit, key) let through in its last window (0 when unknown)."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -153,6 +157,12 @@ class MemoryRateLimiter:
             group.move_to_end(key)
         return ALLOWED
 
+    async def count(self, limit: Limit, key: str) -> int:
+        now = time.monotonic()
+        group = self._logs.get(limit.window_seconds)
+        log = None if group is None else group.get(_storage_keys([(limit, key)])[0])
+        return 0 if log is None else sum(1 for at in log if at > now - limit.window_seconds)
+
     def _forget_idle(self, now: float) -> None:
         for window, group in list(self._logs.items()):
             while group:
@@ -200,6 +210,14 @@ end
 return 0
 """
 
+# KEYS[1]: one (limit, key)'s sorted set; ARGV[1]: its window (µs). Returns its hits in
+# the window, on Redis's clock.
+_COUNT_LUA = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+return redis.call('ZCOUNT', KEYS[1], '(' .. (now - tonumber(ARGV[1])), '+inf')
+"""
+
 _REDIS_UNAVAILABLE: tuple[type[BaseException], ...] = (RedisError, OSError, TimeoutError)
 
 
@@ -226,6 +244,7 @@ class RedisRateLimiter:
     ) -> None:
         self._client = client
         self._script = client.register_script(_SLIDING_WINDOW_LUA)
+        self._count = client.register_script(_COUNT_LUA)
         self._fail_open = fail_open
         self._prefix = prefix
         self._timeout = timeout
@@ -249,6 +268,14 @@ class RedisRateLimiter:
             self._failing = False
             logger.info("rate limiting: Redis answers again")
         return ALLOWED if wait_us == 0 else _refused(wait_us / 1_000_000)
+
+    async def count(self, limit: Limit, key: str) -> int:
+        keys = [self._prefix + _storage_keys([(limit, key)])[0]]
+        try:
+            async with asyncio.timeout(self._timeout):
+                return int(await self._count(keys=keys, args=[limit.window_seconds * 1_000_000]))
+        except _REDIS_UNAVAILABLE:
+            return 0  # a count only informs; the outage is logged by hit()
 
     def _unavailable(self, exc: BaseException) -> Decision:
         if not self._failing:

@@ -42,7 +42,12 @@ class Settings:
     durable_commits: bool = True
     limit_sender_per_link: Limit = field(default=Limit("sender_link", 10, 60))
     limit_sender: Limit = field(default=Limit("sender", 60, 600))
+    # Past either of these a link (or the whole service) is under a flood: new posts then
+    # need a proof of work (safety.flood) instead of being refused.
     limit_link: Limit = field(default=Limit("link", 1200, 60))
+    limit_service: Limit = field(default=Limit("service", 60_000, 60))
+    # The proof of work's least difficulty: the most numbers a solver may have to try.
+    proof_of_work_numbers: int = 50_000
     limit_card: Limit = field(default=Limit("card", 60, 60))
     limit_report: Limit = field(default=Limit("report", 10, 600))
     sender_key_rotation_hours: int = 24
@@ -176,6 +181,10 @@ class Settings:
             ),
             limit_sender=limit("ANONBOX_LIMIT_SENDER", defaults.limit_sender),
             limit_link=limit("ANONBOX_LIMIT_LINK", defaults.limit_link),
+            limit_service=limit("ANONBOX_LIMIT_SERVICE", defaults.limit_service),
+            proof_of_work_numbers=number(
+                "ANONBOX_PROOF_OF_WORK_NUMBERS", defaults.proof_of_work_numbers
+            ),
             limit_card=limit("ANONBOX_LIMIT_CARD", defaults.limit_card),
             limit_report=limit("ANONBOX_LIMIT_REPORT", defaults.limit_report),
             sender_key_rotation_hours=number(

@@ -53,6 +53,17 @@ IdempotencyKey = Annotated[
 ]
 
 
+ProofOfWork = Annotated[
+    str | None,
+    Parameter(
+        header="X-Altcha",
+        max_length=2048,
+        description="While the link is under a flood, the ALTCHA solution (base64) of "
+        "the challenge a 429 `proof_of_work_required` answer carried",
+    ),
+]
+
+
 def provide_posting(state: State) -> service.Posting:
     """What an anonymous post needs, gathered once per process on first use.
 
@@ -85,6 +96,7 @@ async def create_message(
     data: MessageIn,
     posting: Annotated[service.Posting, Dependency(skip_validation=True)],
     idempotency_key: IdempotencyKey = None,
+    proof: ProofOfWork = None,
 ) -> Envelope[Created, MessageOut]:
     message = await service.create_message(
         posting,
@@ -92,6 +104,7 @@ async def create_message(
         content=data.message_content,
         address=client_address(request.scope, posting.trusted_proxies),
         idempotency_key=idempotency_key,
+        proof=proof,
     )
     return envelope(request, 201, "Message sent", message)
 
@@ -208,17 +221,24 @@ async def delete_message(
     status_code=201,
     summary="Block whoever sent this message from all your links (creator)",
     description="You never learn who it is; later messages from that sender are dropped "
-    "silently. The block list shows this message, never the sender.",
+    "silently. The block list shows this message, never the sender. With `network=true`, "
+    "the sender's whole network (the IPv4 /24 or IPv6 /48 around them) is blocked: for a "
+    "sender who keeps changing addresses.",
     responses={**_CREATOR_ERRORS, **error_responses(409)},
     security=SECURITY,
     tags=["safety"],
 )
 async def block_sender(
-    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: DB, creator: Principal
+    request: AnyRequest,
+    owned: LinkAccess,
+    message_id: RowId,
+    db: DB,
+    creator: Principal,
+    network: bool = False,
 ) -> Envelope[Created, BlockOut]:
     target = await sender_of(db, message_id=message_id, link_id=owned.link_id)
-    blocked = await block(db, owner_id=creator.user_id, target=target)
-    return envelope(request, 201, "Sender blocked", blocked)
+    blocked = await block(db, owner_id=creator.user_id, target=target, network=network)
+    return envelope(request, 201, "Network blocked" if network else "Sender blocked", blocked)
 
 
 @delete(

@@ -90,11 +90,14 @@ async def create_message(
     content: str,
     address: IPAddress | None,
     idempotency_key: str | None = None,
+    proof: str | None = None,
 ) -> MessageOut:
     """Store an anonymous message, or drop it silently when the gate says so (see
     ``repository.DroppedMessage``).
 
     With an ``idempotency_key``, a retried post lands once and gets the first answer.
+    ``proof`` is the sender's proof of work, needed while the link is under a flood
+    (``safety.flood``).
     """
     db, gate = posting.db, posting.gate
     text = normalised_content(content)
@@ -110,7 +113,12 @@ async def create_message(
             return _replayed(original, request_hash, text)
 
     admission = await gate.admit(
-        db, owner_id=target["user_id"], link_id=link_id, address=address, text=text
+        db,
+        owner_id=target["user_id"],
+        link_id=link_id,
+        address=address,
+        text=text,
+        proof=proof,
     )
     now = now_us()
     message = MessageOut(id=new_ulid(now), message_content=text, created_at=isoformat_us(now))
@@ -127,6 +135,7 @@ async def create_message(
             created_at=now,
             sender_epoch=sender.epoch if sender else None,
             sender_hash=sender.hash if sender else None,
+            sender_network_hash=sender.network if sender else None,
         )
     )
     if idempotency_key is None:

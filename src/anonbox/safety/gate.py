@@ -4,7 +4,9 @@ A message from a blocked sender, or with a muted word, is dropped silently: the
 sender gets the same 201 with the same shape, and the drop is written through the same
 group commit as a stored message (``messages.repository.DroppedMessage``), so it takes
 as long and its id answers later requests as a stored one does. Rate limits apply
-before that decision, so dropped messages count too and cannot be used to probe.
+before that decision, so dropped messages count too and cannot be used to probe; so does
+the flood guard (``safety.flood``): past the link's or the service's rate, a post needs a
+proof of work, whoever sent it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from anonbox.core.errors import RateLimited
 from anonbox.core.ratelimit import Limit, RateLimiter
 from anonbox.core.settings import Settings
 from anonbox.safety.blocks import is_blocked
+from anonbox.safety.flood import FloodGuard
 from anonbox.safety.mutes import muted_of
 from anonbox.safety.senders import IPAddress, SenderId, SenderKeys
 
@@ -42,7 +45,7 @@ class Gate:
         self._limiter = limiter
         self._per_sender_link: Limit = settings.limit_sender_per_link
         self._per_sender: Limit = settings.limit_sender
-        self._per_link: Limit = settings.limit_link
+        self.flood = FloodGuard(settings, limiter)
         # A sender's wider networks get looser limits, a multiple of the sender's own.
         self._wider: dict[int, tuple[Limit, Limit]] = {
             bits: (_scaled(self._per_sender_link, bits), _scaled(self._per_sender, bits))
@@ -50,12 +53,13 @@ class Gate:
         }
 
     async def throttle(
-        self, db: Database, *, link_id: str, address: IPAddress | None
+        self, db: Database, *, link_id: str, address: IPAddress | None, proof: str | None
     ) -> SenderId | None:
-        """Count an anonymous request against the sender's and the link's limits (429 past
-        them), and return the sender's keyed hash."""
+        """Count an anonymous post against the sender's limits (429 past them), then the
+        link's and the service's (past them, a proof of work is needed), and return the
+        sender's keyed hash."""
         sender = None if address is None else await self.keys.current(db, address)
-        checks: list[tuple[Limit, str]] = [(self._per_link, link_id)]
+        checks: list[tuple[Limit, str]] = []
         if sender is not None and address is not None:
             checks += [
                 (self._per_sender_link, f"{sender.hash}:{link_id}"),
@@ -65,6 +69,7 @@ class Gate:
                 per_link, overall = self._wider[bits]
                 checks += [(per_link, f"{network}:{link_id}"), (overall, network)]
         await self._hit(checks)
+        await self.flood.admit(link_id, proof)
         return sender
 
     async def throttle_client(
@@ -75,6 +80,8 @@ class Gate:
             await self._hit([(limit, (await self.keys.current(db, address)).hash)])
 
     async def _hit(self, checks: list[tuple[Limit, str]]) -> None:
+        if not checks:
+            return
         decision = await self._limiter.hit(checks)
         if not decision.allowed:
             raise RateLimited(
@@ -83,9 +90,16 @@ class Gate:
             )
 
     async def admit(
-        self, db: Database, *, owner_id: str, link_id: str, address: IPAddress | None, text: str
+        self,
+        db: Database,
+        *,
+        owner_id: str,
+        link_id: str,
+        address: IPAddress | None,
+        text: str,
+        proof: str | None = None,
     ) -> Admission:
-        sender = await self.throttle(db, link_id=link_id, address=address)
+        sender = await self.throttle(db, link_id=link_id, address=address, proof=proof)
         dropped = (
             sender is not None
             and address is not None

@@ -37,6 +37,7 @@ from anonbox.messages import service as messages
 from anonbox.messages.content import MAX_CHARACTERS
 from anonbox.messages.router import provide_posting
 from anonbox.messages.schemas import InboxItem, ReplyOut
+from anonbox.safety.flood import ProofOfWorkRequired
 from anonbox.safety.gate import Gate
 from anonbox.web.card_cache import CardCache
 from anonbox.web.cards import render_card
@@ -228,6 +229,15 @@ async def send_from_form(
         )
         page.headers["Retry-After"] = str(exc.retry_after)
         return page
+    except ProofOfWorkRequired:
+        # A proof of work needs the page's script (send.js); without it, only waiting helps.
+        error = (
+            "This link is receiving a flood of messages right now. Sending needs JavaScript "
+            "to show you are a person: turn it on, or try again in a few minutes."
+        )
+        return await _send_page(
+            request, db, settings, link, status_code=429, text=text, error=error
+        )
     except NotFound:  # deleted while the form was being posted
         return not_found(request)
     return Redirect(path=f"/{link.id}?sent=1", status_code=303)

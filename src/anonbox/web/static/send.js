@@ -1,6 +1,8 @@
 // The send page, with JavaScript: a live character counter, and sending through the JSON
 // API (POST /message/{link_id}) without reloading. Without JavaScript the form posts
-// to the page itself and everything still works (docs/pages.md).
+// to the page itself and everything still works (docs/pages.md). While the link is under
+// a flood the API asks for a proof of work: a Web Worker (pow.js) solves it and the
+// message is sent again with the solution, without the sender doing anything.
 "use strict";
 
 (function () {
@@ -35,7 +37,7 @@
     status.textContent = "";
     var p = document.createElement("p");
     p.className = "notice " + kind;
-    p.id = kind === "success" ? "sent" : "error";
+    p.id = kind === "success" ? "sent" : kind === "working" ? "working" : "error";
     p.textContent = text; // never innerHTML: server text is data
     status.appendChild(p);
   }
@@ -61,22 +63,71 @@
   textarea.addEventListener("input", update);
   update();
 
+  function send(text, proof) {
+    var headers = { "Content-Type": "application/json", Accept: "application/json" };
+    if (proof) headers["X-Altcha"] = proof;
+    return fetch(api, {
+      method: "POST",
+      headers: headers,
+      body: JSON.stringify({ message_content: text }),
+      credentials: "omit", // the API takes no cookies: the sender stays anonymous
+    }).then(function (response) {
+      return response.json().then(
+        function (body) { return { response: response, body: body }; },
+        function () { return { response: response, body: null }; }
+      );
+    });
+  }
+
+  // Resolves with the solution of the challenge, or null when this browser cannot solve it.
+  function prove(challenge) {
+    return new Promise(function (resolve) {
+      if (!window.Worker || !window.crypto || !window.crypto.subtle) {
+        resolve(null);
+        return;
+      }
+      var worker = new Worker("/static/pow.js");
+      worker.onmessage = function (event) {
+        worker.terminate();
+        resolve(event.data);
+      };
+      worker.onerror = function () {
+        worker.terminate();
+        resolve(null);
+      };
+      worker.postMessage(challenge);
+    });
+  }
+
+  function needsProof(result) {
+    var error = result.body && result.body.error;
+    return result.response.status === 429 && error && error.code === "proof_of_work_required" &&
+      error.challenge ? error.challenge : null;
+  }
+
+  // Send, and when the link is under a flood, prove and send once more.
+  function sendProving(text) {
+    return send(text, null).then(function (result) {
+      var challenge = needsProof(result);
+      if (!challenge) return result;
+      show("working", "This link is receiving a flood of messages. Checking that you are a " +
+        "person, not a flood; this takes a moment…");
+      return prove(challenge).then(function (proof) {
+        if (!proof) {
+          return { response: result.response, body: { message: "This link is receiving a " +
+            "flood of messages and this browser cannot prove it is not one. Try again in a " +
+            "few minutes." } };
+        }
+        return send(text, proof);
+      });
+    });
+  }
+
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     if (button.disabled) return;
     button.disabled = true;
-    fetch(api, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "application/json" },
-      body: JSON.stringify({ message_content: textarea.value }),
-      credentials: "omit", // the API takes no cookies: the sender stays anonymous
-    })
-      .then(function (response) {
-        return response.json().then(
-          function (body) { return { response: response, body: body }; },
-          function () { return { response: response, body: null }; }
-        );
-      })
+    sendProving(textarea.value)
       .then(function (result) {
         if (result.response.status === 201) {
           textarea.value = "";

@@ -1,0 +1,99 @@
+"""A link under a flood, as its people see it: a flood from many addresses (through a
+trusted proxy) passes the link's rate; a real sender on the send page still gets through,
+their browser proving itself in a Web Worker, while a scripted sender without the proof
+does not."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+from playwright.sync_api import BrowserContext, expect
+
+from tests.browser.conftest import PHONE, Screenshot, _require_chromium, off_the_loop
+from tests.conftest import Creator, make_creator_in
+from tests.server import Server
+
+LINK_RATE = 5
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def flooded(
+    request: pytest.FixtureRequest,
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Server]:
+    _require_chromium()
+    database_url = off_the_loop(database_url_factory, request.param)
+    log = tmp_path_factory.mktemp("flood-browser") / f"{request.param}.log"
+    env = {"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32", "ANONBOX_LIMIT_LINK": f"{LINK_RATE}/60"}
+    running = Server(database_url, log, env=env).start(60)
+    yield running
+    running.stop()
+
+
+def flood(server: Server, link_id: str, posts: int) -> list[int]:
+    """Posts from ``posts`` different addresses, none of them proving anything."""
+    with httpx.Client(base_url=server.url, timeout=30) as api:
+        return [
+            api.post(
+                f"/message/{link_id}",
+                json={"message_content": f"flood {n}"},
+                headers={"X-Forwarded-For": f"198.18.{n // 200}.{n % 200 + 1}"},
+            ).status_code
+            for n in range(posts)
+        ]
+
+
+def inbox_texts(server: Server, creator: Creator) -> list[str]:
+    with httpx.Client(base_url=server.url, timeout=30) as api:
+        answer = api.get(f"/message/{creator.link_id}?limit=100", headers=creator.headers)
+    assert answer.status_code == 200, answer.text
+    return [item["message_content"] for item in answer.json()["data"]["items"]]
+
+
+def test_a_person_gets_through_a_flood_that_a_script_does_not(
+    flooded: Server, new_context: Callable[..., BrowserContext], screenshot: Screenshot
+) -> None:
+    creator = off_the_loop(make_creator_in, flooded.database_url)
+    statuses = flood(flooded, creator.link_id, 3 * LINK_RATE)
+    assert statuses[:LINK_RATE] == [201] * LINK_RATE
+    assert set(statuses[LINK_RATE:]) == {429}
+
+    # A scripted sender that does not solve the challenge stays out.
+    with httpx.Client(base_url=flooded.url, timeout=30) as script:
+        answer = script.post(
+            f"/message/{creator.link_id}",
+            json={"message_content": "a script's message"},
+            headers={"X-Forwarded-For": "198.19.0.1"},
+        )
+    assert answer.status_code == 429
+    assert answer.json()["error"]["code"] == "proof_of_work_required"
+
+    page = new_context(viewport=PHONE).new_page()
+    page.goto(f"{flooded.url}/{creator.link_id}")
+    page.locator("#message").fill("A real person, in the middle of a flood")
+    page.locator("#send").click()
+    expect(page.locator("#status")).to_contain_text("Sent!", timeout=60_000)
+    expect(page.locator("#message")).to_have_value("")
+    screenshot(page, "send-page-during-a-flood")
+
+    texts = inbox_texts(flooded, creator)
+    assert texts[0] == "A real person, in the middle of a flood"
+    assert "a script's message" not in texts
+    assert len(texts) == LINK_RATE + 1
+
+
+def test_without_javascript_a_flooded_link_says_so_and_keeps_the_text(
+    flooded: Server, new_context: Callable[..., BrowserContext]
+) -> None:
+    creator = off_the_loop(make_creator_in, flooded.database_url)
+    flood(flooded, creator.link_id, LINK_RATE)
+    page = new_context(viewport=PHONE, java_script_enabled=False).new_page()
+    page.goto(f"{flooded.url}/{creator.link_id}")
+    page.locator("#message").fill("no scripts here")
+    page.locator("#send").click()
+    expect(page.locator("#error")).to_contain_text("flood of messages")
+    expect(page.locator("#message")).to_have_value("no scripts here")
+    assert "no scripts here" not in inbox_texts(flooded, creator)
