@@ -23,7 +23,7 @@ from tests.server import Server
 from tests.test_cli import anonbox, fresh_email
 
 UNKNOWN_ULID = "01jabcdefghjkmnpqrstvwxyz0"
-BLOCK_KEYS = {"id", "message_excerpt", "created_at", "site_wide"}
+BLOCK_KEYS = {"id", "message_excerpt", "created_at", "site_wide", "network"}
 
 
 def admin_calls(message_id: str, report_id: str) -> list[tuple[str, str, dict[str, Any] | None]]:

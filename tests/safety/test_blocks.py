@@ -19,10 +19,12 @@ from tests.safety.conftest import (
     HEX_DIGEST,
     ULID,
     Deployment,
+    Sender,
     add_link,
     assert_created_message,
     assert_same_answer,
     block_sender_of,
+    new_ipv6_network,
     new_sender,
     send,
     sent,
@@ -54,10 +56,11 @@ def test_blocking_answers_with_the_block_and_lists_it_by_its_message(
     body = response.json()
     assert set(body) == {"status_code", "message", "data", "metadata"}
     block = body["data"]
-    assert set(block) == {"id", "message_excerpt", "created_at", "site_wide"}
+    assert set(block) == {"id", "message_excerpt", "created_at", "site_wide", "network"}
     assert ULID.match(block["id"])
     assert block["message_excerpt"] == text
     assert block["site_wide"] is False
+    assert block["network"] is False
     utc_instant(block["created_at"])
     # Nothing that could identify the sender: no hash, no address.
     for shown in (response.text, proxied.get("/blocks", headers=creator.headers).text):
@@ -248,3 +251,81 @@ def test_bad_ids_are_400(api: httpx.Client, creator: Creator) -> None:
     assert_error(
         api.delete("/blocks/not-a-ulid", headers=creator.headers), 400, "validation_failed"
     )
+
+
+# --- blocking a network -------------------------------------------------------------------
+
+
+def block_network_of(api: httpx.Client, creator: Creator, message_id: str) -> dict[str, Any]:
+    response = api.post(
+        f"/message/{creator.link_id}/{message_id}/block?network=true", headers=creator.headers
+    )
+    assert response.status_code == 201, response.text
+    return dict(response.json()["data"])
+
+
+def neighbour_of(sender: Sender, host: int) -> Sender:
+    """Another address in the sender's IPv4 /24."""
+    return Sender(sender.address.rsplit(".", 1)[0] + f".{host}")
+
+
+def test_blocking_a_network_drops_every_address_of_the_ipv4_slash_24(
+    proxied: httpx.Client, new_creator: Callable[[], Creator]
+) -> None:
+    creator = new_creator()
+    rotating = new_sender()
+    first = sent(proxied, creator.link_id, "first", rotating)
+
+    # A sender block does not reach the neighbours; a network block does.
+    block_sender_of(proxied, creator, first)
+    neighbour = sent(proxied, creator.link_id, "from next door", neighbour_of(rotating, 2))
+    assert inbox_ids(proxied, creator) == [neighbour, first]
+    block = block_network_of(proxied, creator, first)
+    assert block["network"] is True
+    assert block["message_excerpt"] == "first"
+
+    for host in (3, 77, 254):
+        dropped = send(proxied, creator.link_id, "rotated", neighbour_of(rotating, host))
+        assert_created_message(dropped, "rotated")
+    outside = sent(proxied, creator.link_id, "another network", new_sender())
+    assert inbox_ids(proxied, creator) == [outside, neighbour, first]
+
+    # Each block is listed by its message; lifting the network block lets the network in.
+    listed = blocks_of(proxied, creator)
+    assert [(b["message_excerpt"], b["network"]) for b in listed] == [
+        ("first", True),
+        ("first", False),
+    ]
+    deleted = proxied.delete(f"/blocks/{block['id']}", headers=creator.headers)
+    assert deleted.status_code == 200, deleted.text
+    back = sent(proxied, creator.link_id, "back again", neighbour_of(rotating, 9))
+    assert inbox_ids(proxied, creator)[0] == back
+
+
+def test_blocking_a_network_drops_every_slash_64_of_the_ipv6_slash_48(
+    proxied: httpx.Client, new_creator: Callable[[], Creator]
+) -> None:
+    creator = new_creator()
+    prefix = new_ipv6_network()  # 2001:db8:N:1 -- its /48 is 2001:db8:N
+    slash_48 = prefix.rsplit(":", 1)[0]
+    first = sent(proxied, creator.link_id, "first", Sender(f"{prefix}::1"))
+    block_network_of(proxied, creator, first)
+    for subnet in ("ff00", "1234", "0002"):  # other /56s and /64s of the same /48
+        dropped = send(proxied, creator.link_id, "rotated", Sender(f"{slash_48}:{subnet}::9"))
+        assert_created_message(dropped, "rotated")
+    elsewhere = sent(proxied, creator.link_id, "another /48", Sender(f"{new_ipv6_network()}::1"))
+    assert inbox_ids(proxied, creator) == [elsewhere, first]
+
+
+def test_a_network_block_is_the_creators_own(
+    proxied: httpx.Client, new_creator: Callable[[], Creator]
+) -> None:
+    creator, someone_else = new_creator(), new_creator()
+    rotating = new_sender()
+    first = sent(proxied, creator.link_id, "first", rotating)
+    block_network_of(proxied, creator, first)
+    # Blocking the same message's network twice is one block.
+    block_network_of(proxied, creator, first)
+    assert len(blocks_of(proxied, creator)) == 1
+    heard = sent(proxied, someone_else.link_id, "hi", neighbour_of(rotating, 5))
+    assert inbox_ids(proxied, someone_else) == [heard]

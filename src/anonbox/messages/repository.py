@@ -23,6 +23,7 @@ class NewMessage(NamedTuple):
     created_at: int
     sender_epoch: int | None
     sender_hash: str | None
+    sender_network_hash: str | None
 
 
 class DroppedMessage(NamedTuple):
@@ -39,16 +40,21 @@ Post = NewMessage | DroppedMessage
 # parameter, which each database unpacks its own way; the join drops rows whose link is gone.
 _INSERT_MANY = {
     "sqlite": (
-        "INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash)"
-        " SELECT r.value ->> 0, l.id, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5"
+        "INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash,"
+        " sender_network_hash)"
+        " SELECT r.value ->> 0, l.id, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5,"
+        " r.value ->> 6"
         " FROM json_each($1) r JOIN links l ON l.id = r.value ->> 1"
         " RETURNING id"
     ),
     "postgresql": (
-        "INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash)"
-        " SELECT r.id, l.id, r.content, r.created_at, r.sender_epoch, r.sender_hash"
-        " FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::int[], $6::text[])"
-        " AS r(id, link_id, content, created_at, sender_epoch, sender_hash)"
+        "INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash,"
+        " sender_network_hash)"
+        " SELECT r.id, l.id, r.content, r.created_at, r.sender_epoch, r.sender_hash,"
+        " r.sender_network_hash"
+        " FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::int[], $6::text[],"
+        " $7::text[])"
+        " AS r(id, link_id, content, created_at, sender_epoch, sender_hash, sender_network_hash)"
         " JOIN links l ON l.id = r.link_id"
         " RETURNING id"
     ),
@@ -65,8 +71,8 @@ async def insert_message(conn: Connection, message: Post) -> bool:
         )
     else:
         inserted = await conn.execute(
-            "INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash)"
-            " SELECT $1, id, $3, $4, $5, $6 FROM links WHERE id = $2",
+            "INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash,"
+            " sender_network_hash) SELECT $1, id, $3, $4, $5, $6, $7 FROM links WHERE id = $2",
             *message,
         )
     return inserted == 1

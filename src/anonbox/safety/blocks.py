@@ -6,6 +6,10 @@ hash. Each block is about its own message: blocking a second message of a sender
 already blocked makes a second block, so no answer tells that the two share a sender.
 When a blocked sender posts again, their blocks are re-keyed to the current period, so
 a sender who keeps trying stays blocked across key rotation.
+
+A block may also cover the sender's whole network (``network``: the IPv4 /24 or IPv6 /48
+around them, ``senders.network_of_block``), for a sender who rotates addresses; it is
+kept as that network's keyed hash, and is a block of its own beside the sender's.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from anonbox.core.ids import new_ulid
 from anonbox.safety.senders import IPAddress, SenderId, SenderKeys
 
 _EXCERPT_CHARACTERS = 120
-_BLOCK_COLUMNS = "SELECT id, message_excerpt, created_at FROM blocks"
+_BLOCK_COLUMNS = "SELECT id, message_excerpt, created_at, network FROM blocks"
 
 
 class BlockOut(msgspec.Struct):
@@ -30,6 +34,7 @@ class BlockOut(msgspec.Struct):
     message_excerpt: str
     created_at: Timestamp
     site_wide: bool
+    network: bool = False  # the sender's whole network, not only the sender
 
 
 class BlockList(msgspec.Struct):
@@ -49,7 +54,9 @@ class MessageSender:
 
 async def sender_of(conn: Connection, *, message_id: str, link_id: str | None) -> MessageSender:
     """The sender of a message (under ``link_id`` when given), as far as it is still known."""
-    sql = "SELECT content, sender_epoch, sender_hash FROM messages WHERE id = $1"
+    sql = (
+        "SELECT content, sender_epoch, sender_hash, sender_network_hash FROM messages WHERE id = $1"
+    )
     row = await (
         conn.fetchrow(sql + " AND link_id = $2", message_id, link_id)
         if link_id is not None
@@ -62,21 +69,27 @@ async def sender_of(conn: Connection, *, message_id: str, link_id: str | None) -
     return MessageSender(
         message_id=message_id,
         excerpt=row["content"][:_EXCERPT_CHARACTERS],
-        sender=SenderId(epoch=row["sender_epoch"], hash=row["sender_hash"]),
+        sender=SenderId(
+            epoch=row["sender_epoch"], hash=row["sender_hash"], network=row["sender_network_hash"]
+        ),
     )
 
 
-async def block(db: Database, *, owner_id: str | None, target: MessageSender) -> BlockOut:
-    """Block the sender of this message for ``owner_id``'s links, or everywhere when
-    ``owner_id`` is None. Blocking one message twice answers with the same block."""
-    existing = await (
-        db.fetchrow(
-            _BLOCK_COLUMNS + " WHERE user_id IS NULL AND message_id = $1", target.message_id
-        )
-        if owner_id is None
-        else db.fetchrow(
-            _BLOCK_COLUMNS + " WHERE user_id = $2 AND message_id = $1", target.message_id, owner_id
-        )
+async def block(
+    db: Database, *, owner_id: str | None, target: MessageSender, network: bool = False
+) -> BlockOut:
+    """Block the sender of this message (or with ``network``, their whole network) for
+    ``owner_id``'s links, or everywhere when ``owner_id`` is None. Blocking one message
+    twice the same way answers with the same block."""
+    sender_hash = target.sender.network if network else target.sender.hash
+    if sender_hash is None:
+        raise Conflict("This message is too old: its sender's network can no longer be recognised")
+    scope = "user_id IS NULL" if owner_id is None else "user_id = $3"
+    existing = await db.fetchrow(
+        f"{_BLOCK_COLUMNS} WHERE {scope} AND message_id = $1 AND network = $2",
+        target.message_id,
+        network,
+        *([] if owner_id is None else [owner_id]),
     )
     if existing is not None:
         return _block_out(existing, site_wide=owner_id is None)
@@ -84,20 +97,22 @@ async def block(db: Database, *, owner_id: str | None, target: MessageSender) ->
     block_id = new_ulid(now)
     await db.execute(
         "INSERT INTO blocks (id, user_id, message_id, sender_epoch, sender_hash,"
-        " message_excerpt, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        " message_excerpt, created_at, network) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         block_id,
         owner_id,
         target.message_id,
         target.sender.epoch,
-        target.sender.hash,
+        sender_hash,
         target.excerpt,
         now,
+        network,
     )
     return BlockOut(
         id=block_id,
         message_excerpt=target.excerpt,
         created_at=isoformat_us(now),
         site_wide=owner_id is None,
+        network=network,
     )
 
 
@@ -107,6 +122,7 @@ def _block_out(row: Row, *, site_wide: bool) -> BlockOut:
         message_excerpt=row["message_excerpt"],
         created_at=isoformat_us(row["created_at"]),
         site_wide=site_wide,
+        network=bool(row["network"]),
     )
 
 
@@ -125,25 +141,35 @@ async def unblock(db: Database, *, owner_id: str, block_id: str) -> None:
 async def is_blocked(
     db: Database, keys: SenderKeys, *, owner_id: str, address: IPAddress, current: SenderId
 ) -> bool:
-    """Whether this sender is blocked by the link's owner or site-wide."""
+    """Whether this sender, or their network, is blocked by the link's owner or site-wide."""
     rows = await db.fetch(
-        "SELECT id, sender_epoch, sender_hash FROM blocks WHERE user_id = $1 OR user_id IS NULL",
+        "SELECT id, sender_epoch, sender_hash, network FROM blocks"
+        " WHERE user_id = $1 OR user_id IS NULL",
         owner_id,
     )
-    hashes: dict[int, str | None] = {current.epoch: current.hash}
+    # Per period: the sender's hash and their network's, as each block of that period has it.
+    hashes: dict[int, tuple[str, str | None] | None] = {
+        current.epoch: (current.hash, current.network)
+    }
     blocked = False
     for row in rows:
         epoch = row["sender_epoch"]
         if epoch not in hashes:
             key = await keys.key(db, epoch)
-            hashes[epoch] = None if key is None else keys.hash_with(key, address)
-        if hashes[epoch] == row["sender_hash"]:
+            hashes[epoch] = (
+                None
+                if key is None
+                else (keys.hash_with(key, address), keys.network_hash_with(key, address))
+            )
+        known = hashes[epoch]
+        is_network = bool(row["network"])
+        if known is not None and known[is_network] == row["sender_hash"]:
             blocked = True
             if epoch != current.epoch:  # every block of this sender follows them
                 await db.execute(
                     "UPDATE blocks SET sender_epoch = $2, sender_hash = $3 WHERE id = $1",
                     row["id"],
                     current.epoch,
-                    current.hash,
+                    current.network if is_network else current.hash,
                 )
     return blocked

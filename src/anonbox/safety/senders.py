@@ -33,10 +33,11 @@ _US_PER_DAY = 24 * _US_PER_HOUR
 
 @dataclass(frozen=True, slots=True)
 class SenderId:
-    """A sender's keyed hash under one key period."""
+    """A sender's keyed hash under one key period, and their network's (``network_of_block``)."""
 
     epoch: int
     hash: str
+    network: str | None = None
 
 
 def network_of(address: IPAddress) -> bytes:
@@ -58,6 +59,12 @@ def wider_networks_of(address: IPAddress) -> list[tuple[int, bytes]]:
         (bits, f"{version}/{bits}:".encode() + address.packed[: bits // 8])
         for bits in WIDER_NETWORKS[version]
     ]
+
+
+def network_of_block(address: IPAddress) -> bytes:
+    """What "block this network" blocks: the widest network limited around the sender, an
+    IPv4 /24 or an IPv6 /48."""
+    return wider_networks_of(address)[-1][1]
 
 
 class SenderKeys:
@@ -93,7 +100,11 @@ class SenderKeys:
 
     async def current(self, db: Database, address: IPAddress) -> SenderId:
         epoch, key = await self._current_key(db)
-        return SenderId(epoch=epoch, hash=self.hash_with(key, address))
+        return SenderId(
+            epoch=epoch,
+            hash=self.hash_with(key, address),
+            network=self.network_hash_with(key, address),
+        )
 
     async def wider(self, db: Database, address: IPAddress) -> list[tuple[int, str]]:
         """The keyed hashes of the address's wider networks, under the current key."""
@@ -106,6 +117,10 @@ class SenderKeys:
     @staticmethod
     def hash_with(key: bytes, address: IPAddress) -> str:
         return hmac.new(key, network_of(address), hashlib.sha256).hexdigest()
+
+    @staticmethod
+    def network_hash_with(key: bytes, address: IPAddress) -> str:
+        return hmac.new(key, network_of_block(address), hashlib.sha256).hexdigest()
 
     async def _open_epoch(self, db: Database, epoch: int) -> bytes:
         """Create the period's salt (once, whichever instance gets there first), and let the
@@ -134,7 +149,8 @@ class SenderKeys:
                 "DELETE FROM idempotency_keys WHERE created_at < $1", now_us() - _US_PER_DAY
             )
             await tx.execute(
-                "UPDATE messages SET sender_epoch = NULL, sender_hash = NULL"
+                "UPDATE messages SET sender_epoch = NULL, sender_hash = NULL,"
+                " sender_network_hash = NULL"
                 " WHERE sender_epoch < $1",
                 epoch,
             )
