@@ -86,6 +86,7 @@ HUGE_LIMITS = {
     "ANONBOX_LIMIT_SENDER_LINK": "1000000000/1",
     "ANONBOX_LIMIT_SENDER": "1000000000/1",
     "ANONBOX_LIMIT_LINK": "1000000000/1",
+    "ANONBOX_LIMIT_SERVICE": "1000000000/1",
 }
 
 BODY = b'{"message_content": "What are you reading these days? Anything you would recommend?"}'

@@ -73,3 +73,39 @@ def test_a_kept_alive_connection_serves_requests_past_the_head_timeout(strict: S
             assert client.get("/healthz").status_code == 200
             time.sleep(HEAD_TIMEOUT / 2)
         assert client.get("/healthz").status_code == 200
+
+
+MAX_CONNECTIONS = 4
+
+
+@pytest.fixture(scope="module")
+def capped(
+    database_url_factory: Callable[[str], str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    log = tmp_path_factory.mktemp("slow-logs") / "capped.log"
+    env = {"ANONBOX_MAX_CONNECTIONS": str(MAX_CONNECTIONS), "ANONBOX_HEAD_TIMEOUT_SECONDS": "30"}
+    running = Server(database_url_factory("sqlite"), log, env=env).start()
+    yield running
+    running.stop()
+
+
+def test_connections_past_the_cap_get_a_503_envelope_until_some_close(capped: Server) -> None:
+    """Idle connections that never send a request hold their places, up to the cap; one
+    more is answered at once in the error envelope, and is served again once they go."""
+    held = [socket.create_connection(("127.0.0.1", capped.port)) for _ in range(MAX_CONNECTIONS)]
+    try:
+        time.sleep(0.2)  # the server has accepted them all
+        with httpx.Client(base_url=capped.url, timeout=10) as client:
+            refused = client.get("/healthz")
+        assert refused.status_code == 503
+        assert refused.headers["retry-after"] == "1"
+        body = refused.json()
+        assert body["error"]["code"] == "service_unavailable"
+        assert body["metadata"]["url"] == "/healthz"
+        assert body["metadata"]["method"] == "GET"
+    finally:
+        for sock in held:
+            sock.close()
+    time.sleep(0.2)
+    with httpx.Client(base_url=capped.url, timeout=10) as client:
+        assert client.get("/healthz").status_code == 200

@@ -10,6 +10,12 @@ their heads a byte at a time (slowloris) could hold them all open. Here a head m
 complete within ``HEAD_TIMEOUT_SECONDS`` (``ANONBOX_HEAD_TIMEOUT_SECONDS``, 10) of the
 connection opening or of its first byte on a kept-alive connection; otherwise the
 connection is closed. Between requests, uvicorn's keep-alive timeout closes idle ones.
+
+Nor does it cap connections. Here each worker holds at most ``MAX_CONNECTIONS``
+(``ANONBOX_MAX_CONNECTIONS``, 1000) at once; one more is answered, as soon as its request
+head has arrived, with a 503 in the error envelope and ``Retry-After: 1``, and closed.
+(uvicorn's own ``limit_concurrency`` answers a bare text 503.) A connection serves one
+request at a time, so this also caps the requests in progress.
 """
 
 from __future__ import annotations
@@ -28,25 +34,36 @@ from anonbox.core.envelope import error_envelope
 MAX_HEAD_BYTES = 32 * 1024  # what nginx allows by default (4 buffers of 8 KiB)
 # Read here, not from Settings: uvicorn makes protocols in each worker, from this module.
 HEAD_TIMEOUT_SECONDS = float(os.environ.get("ANONBOX_HEAD_TIMEOUT_SECONDS") or 10)
+MAX_CONNECTIONS = int(os.environ.get("ANONBOX_MAX_CONNECTIONS") or 1000)
 
 
 class _HeadTooLarge(Exception):
     """Raised from a parser callback; httptools turns it into a parse error."""
 
 
+class _OverCapacity(Exception):
+    """Raised from a parser callback, for a connection past ``MAX_CONNECTIONS``."""
+
+
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
+    open_connections = 0  # in this worker process
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._head_bytes = 0
         self._in_head = True
         self._too_large = False
+        self._over_capacity = False
         self._head_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        BoundedHttpToolsProtocol.open_connections += 1
+        self._over_capacity = BoundedHttpToolsProtocol.open_connections > MAX_CONNECTIONS
         self._start_head_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        BoundedHttpToolsProtocol.open_connections -= 1
         self._stop_head_timer()
         super().connection_lost(exc)
 
@@ -87,6 +104,8 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._stop_head_timer()
+        if self._over_capacity:
+            raise _OverCapacity  # answered in send_400_response, as a parse error is
         super().on_headers_complete()
 
     def data_received(self, data: bytes) -> None:
@@ -101,37 +120,64 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         # uvicorn answers any parse error with a plain 400; ours was a head too large.
         if self._too_large:
             self._send_431()
+        elif self._over_capacity:
+            self._send_error(
+                503,
+                "service_unavailable",
+                "The server has too many connections open; try again in a moment",
+                self._request_line(),
+                extra_headers=b"retry-after: 1\r\n",
+            )
         else:
             super().send_400_response(msg)
 
     def _send_431(self) -> None:
-        # As much of the request line as was read. The method is known once the target
-        # has begun (before that, httptools reports its first method, DELETE).
+        self._send_error(
+            431,
+            "request_header_too_large",
+            f"The request line and headers are larger than {MAX_HEAD_BYTES} bytes",
+            self._request_line(),
+        )
+
+    def _request_line(self) -> dict[str, Any]:
+        """As much of the request line as was read, as scope entries. The method is known
+        once the target has begun (before that, httptools reports its first, DELETE)."""
         target: bytes = getattr(self, "url", b"")
         method = self.parser.get_method().decode("latin-1") if target else ""
         path, _, query = target.partition(b"?")
-        scope = {
-            "client": self.client,
+        return {
             "method": method,
             "raw_path": path,
             "path": path.decode("latin-1"),
             "query_string": query,
+        }
+
+    def _send_error(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        request: dict[str, Any],
+        extra_headers: bytes = b"",
+    ) -> None:
+        """Answer in the error envelope, from below the application, and close."""
+        scope = {
+            "client": self.client,
+            "method": "",
+            "raw_path": b"",
+            "path": "",
+            "query_string": b"",
+            **request,
             "anonbox.started": (time.perf_counter(), datetime.now(UTC)),
         }
-        body = msgspec.json.encode(
-            error_envelope(
-                scope,
-                431,
-                "request_header_too_large",
-                f"The request line and headers are larger than {MAX_HEAD_BYTES} bytes",
-            )
-        )
+        body = msgspec.json.encode(error_envelope(scope, status, code, message))
         self.transport.write(
-            STATUS_LINE[431]
+            STATUS_LINE[status]
             + b"content-type: application/json\r\n"
             + b"content-length: "
             + str(len(body)).encode()
             + b"\r\n"
+            + extra_headers
             + b"connection: close\r\n\r\n"
             + body
         )
