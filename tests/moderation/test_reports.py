@@ -302,3 +302,20 @@ def test_many_reports_do_not_close_the_link_to_messages(report_limited: Server) 
             headers=as_from("198.51.100.9"),
         )
         assert sent.status_code == 201, sent.text
+
+
+def test_a_reporters_network_is_limited_as_a_whole_too(report_limited: Server) -> None:
+    """Two reports per reporter; an IPv4 /24 as 4 reporters (8), so new addresses in one
+    network stop helping."""
+    creator = make_creator_in(report_limited.database_url)
+    with httpx.Client(base_url=report_limited.url, timeout=30) as api:
+        message_id = post_message(api, creator.link_id, "report me")
+        about = f"/message/{creator.link_id}/{message_id}/report"
+
+        def report(address: str) -> int:
+            return api.post(about, json={"reason": "spam"}, headers=as_from(address)).status_code
+
+        for host in range(1, 5):
+            assert [report(f"203.0.114.{host}") for _ in range(2)] == [201, 201]
+        assert report("203.0.114.99") == 429  # a fresh address in a full /24
+        assert report("203.0.115.1") == 201  # the next /24 is another network

@@ -75,9 +75,14 @@ class Gate:
     async def throttle_client(
         self, db: Database, *, address: IPAddress | None, limit: Limit
     ) -> None:
-        """Count a request against one per-sender limit (429 past it)."""
-        if address is not None:
-            await self._hit([(limit, (await self.keys.current(db, address)).hash)])
+        """Count a request against one per-sender limit, and its wider networks against
+        the same limit scaled as for posts (429 past any)."""
+        if address is None:
+            return
+        checks = [(limit, (await self.keys.current(db, address)).hash)]
+        for bits, network in await self.keys.wider(db, address):
+            checks.append((_scaled(limit, bits), network))
+        await self._hit(checks)
 
     async def _hit(self, checks: list[tuple[Limit, str]]) -> None:
         if not checks:
