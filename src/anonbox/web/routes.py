@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from litestar.types import ControllerRouterHandler
 
-from anonbox.web import apidocs, dashboard, home, public, signin
+from anonbox.web import account, apidocs, events, home, inbox, public, signin
 from anonbox.web.routing import STATIC, page_router
 
 # Fixed paths come first: they must not read as link ids.
 ROUTES: list[ControllerRouterHandler] = [
-    page_router(*home.ROUTES, *signin.ROUTES, *dashboard.ROUTES, *apidocs.ROUTES, *public.ROUTES),
+    page_router(
+        *home.ROUTES,
+        *signin.ROUTES,
+        *inbox.ROUTES,
+        *events.ROUTES,
+        *account.ROUTES,
+        *apidocs.ROUTES,
+        *public.ROUTES,
+    ),
     signin.google_callback_page,
     STATIC,
 ]

@@ -1,0 +1,80 @@
+"""What the dashboard's pages take, declared once: the signed-in browser, the link it owns,
+the form it posted. A page lists them in its signature (``browser: SignedInBrowser``,
+``link: OwnedLink``, ``form: SignedInForm``) and gets them from ``signed_in_pages``.
+
+A browser that is not signed in gets the sign-in page (401) instead of the page. On a
+form post, a signed-in browser counts only with the form's CSRF token (``web.security``),
+checked before anything else reads the form.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Request, Response, Router
+from litestar.datastructures import FormMultiDict
+from litestar.di import Provide
+from litestar.params import Dependency
+from litestar.types import ControllerRouterHandler
+
+from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.errors import Unauthorized
+from anonbox.core.paths import LinkId
+from anonbox.links.dependencies import LinkAccess, owned_link
+from anonbox.web.security import checked_form
+from anonbox.web.session import Browser, browser_session, clear_session_cookies
+from anonbox.web.signin import signin_page
+
+AnyRequest = Request[Any, Any, Any]
+_SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+
+
+class NotSignedIn(Unauthorized):
+    """Rendered as the sign-in page rather than an error."""
+
+
+SignedInBrowser = Annotated[Browser, Dependency(skip_validation=True)]
+OwnedLink = Annotated[LinkAccess, Dependency(skip_validation=True)]
+SignedInForm = Annotated[FormMultiDict, Dependency(skip_validation=True)]
+
+
+def _signin_instead(request: AnyRequest, exc: NotSignedIn) -> Response[Any]:
+    settings = request.app.state.settings
+    page = signin_page(request, settings, message=exc.message, status_code=401)
+    # A session that can no longer be renewed is over: forget its cookies.
+    clear_session_cookies(page)
+    return page
+
+
+async def signed_in_browser(request: AnyRequest, db: DB, settings: AppSettings) -> Browser:
+    """The browser's sign-in session; for a form post, only with the form's CSRF token."""
+    browser = await browser_session(request, db, settings)
+    if browser is None:
+        raise NotSignedIn("Sign in to see your inbox.")
+    if request.method not in _SAFE_METHODS:
+        await checked_form(request)
+    return browser
+
+
+async def owned_page_link(link_id: LinkId, browser: SignedInBrowser, db: DB) -> LinkAccess:
+    """The link in the path, if the browser's creator owns it: the API's rule."""
+    return await owned_link(link_id, browser.principal, db)
+
+
+async def signed_in_form(request: AnyRequest, browser: SignedInBrowser) -> FormMultiDict:
+    """The posted form; taken after ``browser``, so its token has been checked."""
+    return await request.form()
+
+
+def signed_in_pages(*handlers: ControllerRouterHandler) -> Router:
+    """The pages of a signed-in browser, with what they take."""
+    return Router(
+        path="/",
+        route_handlers=list(handlers),
+        dependencies={
+            "browser": Provide(signed_in_browser),
+            "link": Provide(owned_page_link),
+            "form": Provide(signed_in_form),
+        },
+        exception_handlers={NotSignedIn: _signin_instead},
+    )

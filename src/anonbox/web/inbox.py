@@ -1,0 +1,234 @@
+"""Page routes: the creator's inbox, the actions on its messages, and the link's settings.
+
+Every action is a plain form post carrying the CSRF field, answered with a redirect back
+to the page it came from (``web.forms``); ``static/dashboard.js`` only adds live updates
+(``web.events``). Actions call the same services as the JSON API, so each rule lives in
+one place. See ``docs/pages.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Request, get, post
+from litestar.datastructures import FormMultiDict
+from litestar.params import Parameter
+from litestar.response import Redirect, Template
+from litestar.types import ControllerRouterHandler
+
+from anonbox.auth import service as accounts
+from anonbox.core.database import Database
+from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.errors import NotFound
+from anonbox.core.paths import Cursor, RowId
+from anonbox.core.settings import Settings
+from anonbox.links import service as links
+from anonbox.messages import inbox
+from anonbox.messages import service as messages
+from anonbox.safety import blocks
+from anonbox.web.dependencies import OwnedLink, SignedInBrowser, SignedInForm, signed_in_pages
+from anonbox.web.forms import back_path, dashboard_page, redirect_to, text_field
+from anonbox.web.routing import site_url
+from anonbox.web.session import Browser
+
+PAGE_SIZE = 20
+
+AnyRequest = Request[Any, Any, Any]
+
+FilterName = Annotated[
+    str, Parameter(query="filter", pattern="^(all|unread|unanswered|answered|liked)$")
+]
+
+
+async def _inbox_page(
+    request: AnyRequest,
+    db: Database,
+    settings: Settings,
+    browser: Browser,
+    link_id: str | None,
+    which: inbox.InboxFilter,
+    cursor: str | None,
+) -> Template:
+    """The inbox of ``link_id`` (already found to be the browser's), else of its first link."""
+    user_id = browser.principal.user_id
+    owned = await inbox.links_with_unread(db, user_id)
+    if link_id is None:
+        if not owned:
+            raise NotFound("You have no link yet")
+        link_id = str(owned[0]["id"])
+    current = next(row for row in owned if row["id"] == link_id)
+    listing = await inbox.page(db, link_id=link_id, which=which, before=cursor, limit=PAGE_SIZE)
+    unread = sum(1 for m in listing.messages if m.unread) if cursor else int(current["unread"])
+    newest = await inbox.newest_id(db, link_id)
+    live = cursor is None and which in {inbox.InboxFilter.ALL, inbox.InboxFilter.UNREAD}
+    if live and listing.messages:  # what is shown now has been seen
+        await inbox.mark_seen(db, link_id=link_id, message_id=listing.messages[0].id)
+    base = f"/dashboard/links/{link_id}"
+    here = base + ("" if which is inbox.InboxFilter.ALL else f"?filter={which.value}")
+    if cursor:
+        here += ("&" if "?" in here else "?") + f"cursor={cursor}"
+    profile = await accounts.profile(db, user_id=user_id)
+    return dashboard_page(
+        request,
+        browser,
+        settings,
+        "dashboard.html",
+        {
+            "profile": profile,
+            "links": [
+                {
+                    "id": row["id"],
+                    "prompt": row["prompt"],
+                    "paused": bool(row["paused"]),
+                    "unread": 0 if row["id"] == link_id else int(row["unread"]),
+                }
+                for row in owned
+            ],
+            "link": {
+                "id": link_id,
+                "prompt": current["prompt"],
+                "paused": bool(current["paused"]),
+            },
+            "base": base,
+            "share_url": f"{site_url(request, settings)}/{link_id}",
+            "here": here,
+            "filter": which.value,
+            "filters": [f.value for f in inbox.InboxFilter],
+            "page": listing,
+            "unread": unread,
+            "newest": newest,
+            "live": live,
+        },
+    )
+
+
+@get("/dashboard")
+async def dashboard(
+    request: AnyRequest,
+    browser: SignedInBrowser,
+    db: DB,
+    settings: AppSettings,
+    which: FilterName = "all",
+    cursor: Cursor = None,
+) -> Template:
+    return await _inbox_page(request, db, settings, browser, None, inbox.InboxFilter(which), cursor)
+
+
+@get("/dashboard/links/{link_id:str}")
+async def link_inbox(
+    request: AnyRequest,
+    browser: SignedInBrowser,
+    link: OwnedLink,
+    db: DB,
+    settings: AppSettings,
+    which: FilterName = "all",
+    cursor: Cursor = None,
+) -> Template:
+    return await _inbox_page(
+        request, db, settings, browser, link.link_id, inbox.InboxFilter(which), cursor
+    )
+
+
+# --- actions on a message -----------------------------------------------------------------
+
+_MESSAGE = "/dashboard/links/{link_id:str}/messages/{message_id:str}"
+
+
+def _back(browser: Browser, settings: Settings, form: FormMultiDict, link_id: str) -> Redirect:
+    return redirect_to(browser, settings, back_path(form, f"/dashboard/links/{link_id}"))
+
+
+@post(_MESSAGE + "/reply", status_code=303)
+async def reply(
+    browser: SignedInBrowser,
+    link: OwnedLink,
+    message_id: RowId,
+    form: SignedInForm,
+    db: DB,
+    settings: AppSettings,
+) -> Redirect:
+    content = text_field(form, "message_content")
+    await messages.reply(db, link_id=link.link_id, message_id=message_id, content=content)
+    return _back(browser, settings, form, link.link_id)
+
+
+@post(_MESSAGE + "/like", status_code=303)
+async def like(
+    browser: SignedInBrowser,
+    link: OwnedLink,
+    message_id: RowId,
+    form: SignedInForm,
+    db: DB,
+    settings: AppSettings,
+) -> Redirect:
+    await messages.toggle_like(db, link_id=link.link_id, message_id=message_id)
+    return _back(browser, settings, form, link.link_id)
+
+
+@post(_MESSAGE + "/delete", status_code=303)
+async def delete_message(
+    browser: SignedInBrowser,
+    link: OwnedLink,
+    message_id: RowId,
+    form: SignedInForm,
+    db: DB,
+    settings: AppSettings,
+) -> Redirect:
+    await messages.delete_message(db, link_id=link.link_id, message_id=message_id)
+    return _back(browser, settings, form, link.link_id)
+
+
+@post(_MESSAGE + "/replies/{reply_id:str}/delete", status_code=303)
+async def delete_reply(
+    browser: SignedInBrowser,
+    link: OwnedLink,
+    message_id: RowId,
+    reply_id: RowId,
+    form: SignedInForm,
+    db: DB,
+    settings: AppSettings,
+) -> Redirect:
+    await messages.delete_reply(db, link_id=link.link_id, message_id=message_id, reply_id=reply_id)
+    return _back(browser, settings, form, link.link_id)
+
+
+@post(_MESSAGE + "/block", status_code=303)
+async def block_sender(
+    browser: SignedInBrowser,
+    link: OwnedLink,
+    message_id: RowId,
+    form: SignedInForm,
+    db: DB,
+    settings: AppSettings,
+) -> Redirect:
+    target = await blocks.sender_of(db, message_id=message_id, link_id=link.link_id)
+    await blocks.block(db, owner_id=browser.principal.user_id, target=target)
+    return _back(browser, settings, form, link.link_id)
+
+
+@post("/dashboard/links/{link_id:str}/settings", status_code=303)
+async def link_settings(
+    browser: SignedInBrowser, link: OwnedLink, form: SignedInForm, db: DB, settings: AppSettings
+) -> Redirect:
+    await links.update_link(
+        db,
+        link_id=link.link_id,
+        user_id=browser.principal.user_id,
+        prompt=text_field(form, "prompt"),
+        paused=form.get("paused") == "on",
+    )
+    return _back(browser, settings, form, link.link_id)
+
+
+ROUTES: list[ControllerRouterHandler] = [
+    signed_in_pages(
+        dashboard,
+        link_inbox,
+        reply,
+        like,
+        delete_message,
+        delete_reply,
+        block_sender,
+        link_settings,
+    )
+]
