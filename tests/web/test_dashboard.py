@@ -441,6 +441,18 @@ def test_a_form_posted_with_origin_null_is_refused(browser: Browser, api: httpx.
     assert inbox_item(api, browser.creator, message_id)["like_by_creator"] is False
 
 
+def test_an_error_page_hands_back_the_session_it_renewed(browser: Browser) -> None:
+    """A renewal spends the refresh token: an answer that dropped the new pair would leave
+    the browser presenting the spent one, which signs the whole session out as reuse."""
+    for failing in [
+        lambda: browser.client.get("/dashboard/links/no-such-link"),
+        lambda: browser.client.post("/dashboard/muted-words", data={"csrf_token": "forged"}),
+    ]:
+        browser.client.cookies.set(SESSION_COOKIE, "anbs_expired", domain="127.0.0.1", path="/")
+        assert failing().status_code in {403, 404}
+        assert browser.client.get("/dashboard").status_code == 200
+
+
 def test_the_live_stream_ends_when_its_session_is_signed_out(
     browser: Browser, api: httpx.Client
 ) -> None:

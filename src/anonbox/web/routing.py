@@ -22,6 +22,7 @@ from litestar.types import ControllerRouterHandler
 from anonbox.core.errors import AnonboxError, RateLimited, ServiceUnavailable
 from anonbox.core.settings import Settings
 from anonbox.web.security import page_headers
+from anonbox.web.session import carry_renewal_of
 
 HERE = Path(__file__).parent
 TEMPLATES = TemplateConfig(directory=HERE / "templates", engine=JinjaTemplateEngine)
@@ -60,18 +61,23 @@ def _anonbox_error(request: Request[Any, Any, Any], exc: AnonboxError) -> Respon
     page = error_page(exc.status_code, exc.message)
     if isinstance(exc, RateLimited | ServiceUnavailable):
         page.headers["Retry-After"] = str(exc.retry_after)
+    carry_renewal_of(request, page)
     return page
 
 
 def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     message = "Check what you sent and try again." if exc.status_code == 400 else exc.detail
-    return error_page(exc.status_code, message)
+    page = error_page(exc.status_code, message)
+    carry_renewal_of(request, page)
+    return page
 
 
 def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     # The route template, never the path: a path names links and messages.
     _log.exception("page %s failed", request.scope.get("path_template"), exc_info=exc)
-    return error_page(500, "Something went wrong on our side.")
+    page = error_page(500, "Something went wrong on our side.")
+    carry_renewal_of(request, page)
+    return page
 
 
 def page_router(*handlers: ControllerRouterHandler) -> Router:

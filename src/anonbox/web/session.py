@@ -10,7 +10,8 @@ top-level navigation, after which a Strict cookie would not be sent to ``/dashbo
 Form posts are protected by the CSRF token (``web.security``), not by SameSite alone.
 
 When the access token has expired, the refresh token renews it on the way (one rotation,
-as ``POST /auth/refresh`` does) and the answer carries the new pair.
+as ``POST /auth/refresh`` does) and the answer carries the new pair, an error page too:
+the old refresh token is spent, and presented again it would sign the session out.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from anonbox.core.settings import Settings
 
 ACCESS_COOKIE = "anonbox_session"
 REFRESH_COOKIE = "anonbox_session_refresh"
+# Where an error page finds a renewal made on the way (``carry_renewal_of``).
+_RENEWED = "anonbox_renewed_session"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,7 @@ async def browser_session(
         return None
     try:
         tokens = await refresh_session(db, refresh_token=refresh, settings=settings)
+        request.state[_RENEWED] = tokens
         return Browser(
             await authenticate(db, tokens.access_token, sign_in_only=True), renewed=tokens
         )
@@ -86,3 +90,11 @@ def carry_renewal(response: Response[Any], browser: Browser | None, settings: Se
     """Hand a renewed token pair back to the browser with whatever this answer is."""
     if browser is not None and browser.renewed is not None:
         set_session_cookies(response, browser.renewed, settings)
+
+
+def carry_renewal_of(request: Request[Any, Any, Any], response: Response[Any]) -> None:
+    """Hand back a renewal made while answering ``request``, for answers (error pages) made
+    without the ``Browser`` at hand."""
+    tokens: SessionTokens | None = request.state.get(_RENEWED)
+    if tokens is not None:
+        set_session_cookies(response, tokens, request.app.state.settings)
