@@ -360,7 +360,7 @@ def test_the_signin_page_shows_only_the_ways_that_are_configured(
     assert 'id="signin-google"' not in page.text
     assert "anonbox signin-link" in page.text
     token = "t" * 32  # the page has no form to take one from: a matching pair of our own
-    closed.cookies.set("anonbox_csrf", token)
+    closed.cookies.set("__Host-anonbox_csrf", token)  # Secure cookies there: __Host- names
     refused = closed.post("/signin/email", data={"csrf_token": token, "email": "a@b.co"})
     assert refused.status_code == 503
     assert "not offered" in refused.text
@@ -401,12 +401,12 @@ def test_in_production_links_use_the_public_url_and_cookies_are_secure(
     browser = new_user_agent(server.url)
     page = browser.get("/signin")
     # Sent by hand: a cookie jar keeps a Secure cookie off plain HTTP, as a browser would.
-    csrf = cookie_attributes(set_cookies(page, "anonbox_csrf")[0])["value"]
+    csrf = cookie_attributes(set_cookies(page, "__Host-anonbox_csrf")[0])["value"]
 
     asked = browser.post(
         "/signin/email",
         data={"csrf_token": csrf, "email": address},
-        headers={"Cookie": f"anonbox_csrf={csrf}"},
+        headers={"Cookie": f"__Host-anonbox_csrf={csrf}"},
     )
 
     assert asked.status_code == 200
@@ -421,7 +421,7 @@ def test_in_production_links_use_the_public_url_and_cookies_are_secure(
     with http_client(server.url, headers={"Cookie": f"{EMAIL_COOKIE}={attributes['value']}"}) as b:
         followed = b.get(link.replace(PUBLIC_URL, server.url))
     assert followed.status_code == 303
-    [session] = set_cookies(followed, SESSION_COOKIE)
+    [session] = set_cookies(followed, "__Host-" + SESSION_COOKIE)
     assert "secure" in cookie_attributes(session)
 
 

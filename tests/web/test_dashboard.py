@@ -85,14 +85,16 @@ def csrf_of(page: str) -> str:
     return found.group(1)
 
 
-def sign_in_browser(base_url: str, idp: Provider) -> tuple[httpx.Client, httpx.Response]:
-    """Click "Sign in with Google", consent at the provider, follow it back."""
-    client = http_client(base_url)
+def sign_in_browser(
+    base_url: str, idp: Provider, client: httpx.Client | None = None, sub: str | None = None
+) -> tuple[httpx.Client, httpx.Response]:
+    """Click "Sign in with Google" (in ``client``, else a new browser), consent at the
+    provider (as ``sub``, else a new person), follow it back."""
+    client = client or http_client(base_url)
     started = client.get("/signin/google")
     assert started.status_code == 303, started.text
     assert started.headers["location"].startswith(idp.url)
-    user = idp.new_user()
-    code, state = consent(started.headers["location"], user.sub)
+    code, state = consent(started.headers["location"], sub or idp.new_user().sub)
     # Sent by hand: a cookie jar keeps a Secure cookie off plain HTTP, as a browser would.
     binding = cookie_attributes(set_cookies(started, "anonbox_signin")[0])["value"]
     finished = client.get(
@@ -161,18 +163,21 @@ def test_signing_in_through_the_browser_ends_on_the_dashboard(
     client.close()
     assert finished.status_code == 303, finished.text
     assert finished.headers["location"] == "/dashboard"
+    # Secure cookies are __Host- cookies; plain HTTP in development cannot carry those.
+    prefix = "__Host-" if environment == "production" else ""
     for name in (SESSION_COOKIE, SESSION_REFRESH_COOKIE):
-        [cookie] = set_cookies(finished, name)
+        [cookie] = set_cookies(finished, prefix + name)
         attributes = cookie_attributes(cookie)
         assert "httponly" in attributes
         assert attributes["samesite"].lower() == "lax"
         assert attributes["path"] == "/"
+        assert "domain" not in attributes
         assert ("secure" in attributes) == (environment == "production")
     [gone] = set_cookies(finished, "anonbox_signin")
     assert "max-age=0" in gone.lower() or "expires=" in gone.lower()
 
-    token = cookie_attributes(set_cookies(finished, SESSION_COOKIE)[0])["value"]
-    with cookie_header_client(servers[environment].url, {SESSION_COOKIE: token}) as fresh:
+    token = cookie_attributes(set_cookies(finished, prefix + SESSION_COOKIE)[0])["value"]
+    with cookie_header_client(servers[environment].url, {prefix + SESSION_COOKIE: token}) as fresh:
         dashboard = fresh.get("/dashboard")
     assert dashboard.status_code == 200, dashboard.text
     assert 'id="inbox"' in dashboard.text
@@ -439,6 +444,126 @@ def test_a_form_posted_with_origin_null_is_refused(browser: Browser, api: httpx.
 
     assert refused.status_code == 403
     assert inbox_item(api, browser.creator, message_id)["like_by_creator"] is False
+
+
+def link_of(page: httpx.Response) -> str:
+    found = re.search(r'data-link-id="([^"]+)"', page.text)
+    assert found, page.text
+    return found.group(1)
+
+
+def test_a_csrf_token_from_another_creators_session_is_refused(
+    make_browser: Callable[[], Browser], api: httpx.Client
+) -> None:
+    """Even with the cookie that goes with it (planted, say, from a neighbouring
+    subdomain): a token is good only in the sign-in session it was shown to."""
+    victim, attacker = make_browser(), make_browser()
+    message_id = post_message(api, victim.link_id, "untouched")
+    stolen = attacker.csrf()
+    nonce = str(attacker.client.cookies[CSRF_COOKIE])
+    victim.client.cookies.set(CSRF_COOKIE, nonce, domain="127.0.0.1", path="/")
+    forged = {"csrf_token": stolen}
+    base = f"/dashboard/links/{victim.link_id}/messages/{message_id}"
+
+    for action, extra in [
+        (base + "/reply", {"message_content": "forged"}),
+        (base + "/like", {}),
+        (base + "/delete", {}),
+        ("/dashboard/api-keys", {"name": "forged"}),
+        ("/signout", {}),
+    ]:
+        refused = victim.client.post(action, data={**forged, **extra})
+        assert refused.status_code == 403, (action, refused.text)
+
+    item = inbox_item(api, victim.creator, message_id)
+    assert (item["reply_count"], item["like_by_creator"]) == (0, False)
+    keys = api.get("/auth/api-keys", headers=victim.creator.headers).json()["data"]["items"]
+    assert "forged" not in [k["name"] for k in keys]
+    # Still signed in, and the victim's own page gives a token that works.
+    assert victim.submit(base + "/like").status_code == 303
+    assert inbox_item(api, victim.creator, message_id)["like_by_creator"] is True
+
+
+def test_a_csrf_token_from_before_sign_in_or_from_an_earlier_session_is_refused(
+    servers: dict[str, Server],
+    provider: Provider,  # noqa: F811
+    api: httpx.Client,
+) -> None:
+    server = servers["development"]
+    person = provider.new_user()
+    with http_client(server.url) as client:
+        before = csrf_of(client.get("/signin").text)
+        assert sign_in_browser(server.url, provider, client, person.sub)[1].status_code == 303
+        page = client.get("/dashboard")
+        first_session = csrf_of(page.text)
+        link_id = link_of(page)
+        message_id = post_message(api, link_id, "untouched")
+        like = f"/dashboard/links/{link_id}/messages/{message_id}/like"
+
+        assert client.post(like, data={"csrf_token": before}).status_code == 403
+        assert client.post("/signout", data={"csrf_token": first_session}).status_code == 303
+        assert sign_in_browser(server.url, provider, client, person.sub)[1].status_code == 303
+        assert client.post(like, data={"csrf_token": first_session}).status_code == 403
+
+        creator = Creator("", link_id, str(client.cookies[SESSION_COOKIE]))
+        assert inbox_item(api, creator, message_id)["like_by_creator"] is False
+        fresh = csrf_of(client.get("/dashboard").text)
+        assert client.post(like, data={"csrf_token": fresh}).status_code == 303
+        assert inbox_item(api, creator, message_id)["like_by_creator"] is True
+
+
+def test_with_secure_cookies_the_csrf_cookie_is_a_host_cookie_and_a_plain_one_is_ignored(
+    servers: dict[str, Server],
+    provider: Provider,  # noqa: F811
+) -> None:
+    """``__Host-`` cookies come only from this host, over HTTPS, for path ``/``: nothing
+    set for a parent domain or another path can stand in for them."""
+    server = servers["production"]
+    with http_client(server.url) as anonymous:
+        signin = anonymous.get("/signin")
+    [cookie] = set_cookies(signin, "__Host-" + CSRF_COOKIE)
+    attributes = cookie_attributes(cookie)
+    assert {"secure", "httponly"} <= attributes.keys()
+    assert (attributes["path"], attributes["samesite"].lower()) == ("/", "strict")
+    assert "domain" not in attributes
+    assert set_cookies(signin, CSRF_COOKIE) == []
+
+    client, finished = sign_in_browser(server.url, provider)
+    with contextlib.closing(client), http_client(server.url) as api:
+        # Sent by hand: a cookie jar keeps Secure cookies off plain HTTP, as a browser would.
+        session = (
+            f"__Host-{SESSION_COOKIE}="
+            + cookie_attributes(set_cookies(finished, "__Host-" + SESSION_COOKIE)[0])["value"]
+        )
+        page = client.get("/dashboard", headers={"Cookie": session})
+        assert page.status_code == 200, page.text
+        nonce = cookie_attributes(set_cookies(page, "__Host-" + CSRF_COOKIE)[0])["value"]
+        token, link_id = csrf_of(page.text), link_of(page)
+        message_id = post_message(api, link_id, "untouched")
+        like = f"/dashboard/links/{link_id}/messages/{message_id}/like"
+
+        planted = client.post(
+            like,
+            data={"csrf_token": token},
+            headers={"Cookie": f"{session}; {CSRF_COOKIE}={nonce}"},
+        )
+        assert planted.status_code == 403, planted.text
+        liked = client.post(
+            like,
+            data={"csrf_token": token},
+            headers={"Cookie": f"{session}; __Host-{CSRF_COOKIE}={nonce}"},
+        )
+        assert liked.status_code == 303, liked.text
+        out = client.post(
+            "/signout",
+            data={"csrf_token": token},
+            headers={"Cookie": f"{session}; __Host-{CSRF_COOKIE}={nonce}"},
+        )
+    assert out.status_code == 303, out.text
+    # Deleted with the attributes it was set with, or a browser would keep it.
+    [gone] = set_cookies(out, "__Host-" + SESSION_COOKIE)
+    assert {"secure", "max-age"} <= cookie_attributes(gone).keys()
+    assert cookie_attributes(gone)["max-age"] == "0"
 
 
 def test_an_error_page_hands_back_the_session_it_renewed(browser: Browser) -> None:

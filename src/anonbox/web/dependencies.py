@@ -3,8 +3,8 @@ the form it posted. A page lists them in its signature (``browser: SignedInBrows
 ``link: OwnedLink``, ``form: SignedInForm``) and gets them from ``signed_in_pages``.
 
 A browser that is not signed in gets the sign-in page (401) instead of the page. On a
-form post, a signed-in browser counts only with the form's CSRF token (``web.security``),
-checked before anything else reads the form.
+form post, a signed-in browser counts only with the CSRF token of its own sign-in
+session (``web.security``), checked before anything else reads the form.
 """
 
 from __future__ import annotations
@@ -42,17 +42,17 @@ def _signin_instead(request: AnyRequest, exc: NotSignedIn) -> Response[Any]:
     settings = request.app.state.settings
     page = signin_page(request, settings, message=exc.message, status_code=401)
     # A session that can no longer be renewed is over: forget its cookies.
-    clear_session_cookies(page)
+    clear_session_cookies(page, settings)
     return page
 
 
 async def signed_in_browser(request: AnyRequest, db: DB, settings: AppSettings) -> Browser:
-    """The browser's sign-in session; for a form post, only with the form's CSRF token."""
+    """The browser's sign-in session; for a form post, only with that session's token."""
     browser = await browser_session(request, db, settings)
     if browser is None:
         raise NotSignedIn("Sign in to see your inbox.")
     if request.method not in _SAFE_METHODS:
-        await checked_form(request)
+        await checked_form(request, browser.principal.credential_id)
     return browser
 
 

@@ -1,4 +1,4 @@
-"""How the dashboard answers: pages whose forms carry the CSRF token, and form
+"""How the dashboard answers: pages whose forms carry the session's CSRF token, and form
 posts answered with a redirect back to the page they came from (post/redirect/get), so
 the dashboard works without JavaScript. Both hand back a renewed session."""
 
@@ -12,7 +12,7 @@ from litestar.response import Redirect, Template
 
 from anonbox.core.errors import FieldProblem, ValidationFailed
 from anonbox.core.settings import Settings
-from anonbox.web.security import CSRF_FIELD, csrf_token, set_csrf_cookie
+from anonbox.web.security import CSRF_FIELD, session_csrf_token, set_csrf_cookie
 from anonbox.web.session import Browser, carry_renewal
 
 NO_STORE = {"Cache-Control": "no-store"}
@@ -26,15 +26,15 @@ def dashboard_page(
     context: dict[str, Any],
     status_code: int = 200,
 ) -> Template:
-    token, new = csrf_token(request)
+    token, new_nonce = session_csrf_token(request, browser.principal.credential_id)
     page = Template(
         template_name=template,
         context={**context, "csrf_token": token, "csrf_field": CSRF_FIELD},
         status_code=status_code,
         headers=NO_STORE,
     )
-    if new:
-        set_csrf_cookie(page, token, settings)
+    if new_nonce is not None:
+        set_csrf_cookie(page, new_nonce, settings)
     carry_renewal(page, browser, settings)
     return page
 

@@ -1,15 +1,25 @@
 """What every page answer carries: a strict Content Security Policy and its companions,
 and CSRF protection for form posts.
 
-CSRF is the double-submit pattern: a random token in an HttpOnly, SameSite=Strict cookie
-and the same token in a hidden form field; a form post whose field does not match the
-cookie is refused. A cross-site form cannot read the cookie to copy it, and SameSite
-keeps the browser from sending it cross-site at all. Where the browser says where a post
-comes from (``Sec-Fetch-Site`` / ``Origin``), a cross-site post is refused outright.
+CSRF: a random nonce lives in an HttpOnly, SameSite=Strict cookie. An anonymous form
+(the send page, the sign-in form) carries the nonce itself (double submit). A signed-in
+browser's forms carry HMAC(secret key, session id, nonce) instead, so a token is good
+only for the sign-in session it was shown to: not in another creator's session, not
+from before sign-in, not after signing out and in again. A cross-site form can neither
+read the cookie nor compute the token, and SameSite keeps the browser from sending the
+cookie cross-site at all. Where the browser says where a post comes from
+(``Sec-Fetch-Site`` / ``Origin``), a cross-site post is refused outright.
+
+Where cookies are Secure (outside development) they are named ``__Host-…``: a browser
+then takes them only from this very host, over HTTPS, for path ``/``, so a neighbouring
+subdomain cannot plant a nonce of its choosing. Development over plain HTTP keeps the
+plain names: browsers refuse the prefix on a cookie without ``Secure``.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
 import secrets
 from typing import Any
@@ -46,6 +56,15 @@ PAGE_HEADERS = {
 
 CSRF_COOKIE = "anonbox_csrf"
 CSRF_FIELD = "csrf_token"
+HOST_PREFIX = "__Host-"
+
+AnyRequest = Request[Any, Any, Any]
+
+
+def cookie_name(name: str, settings: Settings) -> str:
+    """``__Host-name`` where cookies are Secure; set such a cookie with path ``/`` and
+    no domain, or browsers drop it."""
+    return HOST_PREFIX + name if settings.secure_cookies else name
 
 
 def page_headers(response: Response[Any]) -> Response[Any]:
@@ -55,18 +74,38 @@ def page_headers(response: Response[Any]) -> Response[Any]:
     return response
 
 
-def csrf_token(request: Request[Any, Any, Any]) -> tuple[str, bool]:
-    """The visitor's CSRF token, and whether it is new (so the answer must set the cookie)."""
-    token = request.cookies.get(CSRF_COOKIE)
-    if token and 20 <= len(token) <= 100:
-        return token, False
-    return secrets.token_urlsafe(32), True
+def _nonce(request: AnyRequest) -> str | None:
+    settings: Settings = request.app.state.settings
+    nonce = request.cookies.get(cookie_name(CSRF_COOKIE, settings))
+    return nonce if nonce and 20 <= len(nonce) <= 100 else None
 
 
-def set_csrf_cookie(response: Response[Any], token: str, settings: Settings) -> None:
+def _bound(nonce: str, session_id: str, settings: Settings) -> str:
+    # Session ids are ULIDs and nonces URL-safe base64: neither holds the separator.
+    message = f"csrf:{session_id}:{nonce}".encode()
+    digest = hmac.new(settings.secret_key.encode(), message, hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def csrf_token(request: AnyRequest) -> tuple[str, bool]:
+    """An anonymous page's token (the nonce itself), and whether it is new, so that the
+    answer must set it (``set_csrf_cookie``)."""
+    nonce = _nonce(request)
+    return (nonce, False) if nonce else (secrets.token_urlsafe(32), True)
+
+
+def session_csrf_token(request: AnyRequest, session_id: str) -> tuple[str, str | None]:
+    """A signed-in page's token, bound to its session, and the nonce under it if that is
+    new (the answer must then set it: ``set_csrf_cookie``)."""
+    settings: Settings = request.app.state.settings
+    nonce, new = csrf_token(request)
+    return _bound(nonce, session_id, settings), nonce if new else None
+
+
+def set_csrf_cookie(response: Response[Any], nonce: str, settings: Settings) -> None:
     response.set_cookie(
-        CSRF_COOKIE,
-        token,
+        cookie_name(CSRF_COOKIE, settings),
+        nonce,
         httponly=True,
         secure=settings.secure_cookies,
         samesite="strict",
@@ -74,16 +113,18 @@ def set_csrf_cookie(response: Response[Any], token: str, settings: Settings) -> 
     )
 
 
-async def checked_form(request: Request[Any, Any, Any]) -> FormMultiDict:
-    """The posted form, once its CSRF token is checked (a file in its place is no token)."""
+async def checked_form(request: AnyRequest, session_id: str | None = None) -> FormMultiDict:
+    """The posted form, once its CSRF token is checked (a file in its place is no token):
+    an anonymous one, or with ``session_id`` the one bound to that sign-in session."""
     form = await request.form()
     submitted = form.get(CSRF_FIELD)
-    check_csrf(request, submitted if isinstance(submitted, str) else None)
+    check_csrf(request, submitted if isinstance(submitted, str) else None, session_id)
     return form
 
 
-def check_csrf(request: Request[Any, Any, Any], submitted: str | None) -> None:
-    """Refuse a form post that did not come from one of our own pages."""
+def check_csrf(request: AnyRequest, submitted: str | None, session_id: str | None = None) -> None:
+    """Refuse a form post that did not come from one of our own pages (for ``session_id``,
+    from a page shown in that sign-in session)."""
     site = request.headers.get("sec-fetch-site")
     if site is not None and site not in {"same-origin", "none"}:
         raise Forbidden("This form was sent from another site")
@@ -91,6 +132,10 @@ def check_csrf(request: Request[Any, Any, Any], submitted: str | None) -> None:
     # "null" is what a sandboxed frame or a file sends: never one of our own pages.
     if origin and (origin == "null" or urlsplit(origin).netloc != request.headers.get("host")):
         raise Forbidden("This form was sent from another site")
-    cookie = request.cookies.get(CSRF_COOKIE, "")
-    if not cookie or not submitted or not hmac.compare_digest(cookie, submitted):
+    nonce = _nonce(request)
+    if nonce is not None and session_id is not None:
+        expected: str | None = _bound(nonce, session_id, request.app.state.settings)
+    else:
+        expected = nonce
+    if not expected or not submitted or not hmac.compare_digest(expected, submitted):
         raise Forbidden("The form expired; reload the page and try again")

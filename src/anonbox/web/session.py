@@ -4,9 +4,10 @@ Only a sign-in session opens the pages: an API key put in the session cookie is 
 like any unknown value, so a leaked script key cannot reach key management or sign-out
 through the pages (the API refuses it there too: ``auth.dependencies.signed_in_creator``).
 
-Both cookies are HttpOnly (no script reads them), ``Secure`` outside local development,
-and SameSite=Lax: the session begins on the provider's redirect back to us, a cross-site
-top-level navigation, after which a Strict cookie would not be sent to ``/dashboard``.
+Both cookies are HttpOnly (no script reads them), ``Secure`` and named ``__Host-…``
+outside local development (``web.security.cookie_name``), and SameSite=Lax: the session
+begins on the provider's redirect back to us, a cross-site top-level navigation, after
+which a Strict cookie would not be sent to ``/dashboard``.
 Form posts are protected by the CSRF token (``web.security``), not by SameSite alone.
 
 When the access token has expired, the refresh token renews it on the way (one rotation,
@@ -26,6 +27,7 @@ from anonbox.auth.sessions import SessionTokens, refresh_session
 from anonbox.core.database import Database
 from anonbox.core.errors import Unauthorized
 from anonbox.core.settings import Settings
+from anonbox.web.security import cookie_name
 
 ACCESS_COOKIE = "anonbox_session"
 REFRESH_COOKIE = "anonbox_session_refresh"
@@ -46,13 +48,13 @@ async def browser_session(
 ) -> Browser | None:
     """The signed-in creator of this browser, renewing an expired access token; None if
     the browser is not signed in (or its session ended)."""
-    access = request.cookies.get(ACCESS_COOKIE)
+    access = request.cookies.get(cookie_name(ACCESS_COOKIE, settings))
     if access:
         try:
             return Browser(await authenticate(db, access, sign_in_only=True))
         except Unauthorized:
             pass
-    refresh = request.cookies.get(REFRESH_COOKIE)
+    refresh = request.cookies.get(cookie_name(REFRESH_COOKIE, settings))
     if not refresh:
         return None
     try:
@@ -71,7 +73,7 @@ def set_session_cookies(response: Response[Any], tokens: SessionTokens, settings
         (REFRESH_COOKIE, tokens.refresh_token, settings.refresh_token_ttl_seconds),
     ):
         response.set_cookie(
-            name,
+            cookie_name(name, settings),
             value,
             path="/",
             max_age=max_age,
@@ -81,9 +83,19 @@ def set_session_cookies(response: Response[Any], tokens: SessionTokens, settings
         )
 
 
-def clear_session_cookies(response: Response[Any]) -> None:
+def clear_session_cookies(response: Response[Any], settings: Settings) -> None:
     for name in (ACCESS_COOKIE, REFRESH_COOKIE):
-        response.delete_cookie(name, path="/")
+        # With the attributes it was set with: a browser ignores a ``__Host-`` cookie without.
+        response.set_cookie(
+            cookie_name(name, settings),
+            "",
+            path="/",
+            max_age=0,
+            expires=0,
+            httponly=True,
+            secure=settings.secure_cookies,
+            samesite="lax",
+        )
 
 
 def carry_renewal(response: Response[Any], browser: Browser | None, settings: Settings) -> None:

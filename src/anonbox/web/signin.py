@@ -273,12 +273,14 @@ async def google_callback_page(
 
 @post("/signout", status_code=303)
 async def signout(request: AnyRequest, db: DB, settings: AppSettings) -> Redirect:
-    await checked_form(request)
+    """End the session, with the CSRF token of that session; a browser no longer signed in
+    has nothing to end and only loses its cookies."""
     browser = await browser_session(request, db, settings)
     if browser is not None:
+        await checked_form(request, browser.principal.credential_id)
         await close_session(db, session_id=browser.principal.credential_id)
     response = Redirect(path="/signin", status_code=303, headers=_NO_STORE)
-    clear_session_cookies(response)
+    clear_session_cookies(response, settings)
     return response
 
 
