@@ -5,15 +5,20 @@ does not."""
 
 from __future__ import annotations
 
+import base64
+import json
+import uuid
 from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
+from altcha.v1 import Challenge, solve_challenge
 from playwright.sync_api import BrowserContext, expect
 
 from tests.browser.conftest import PHONE, Screenshot, _require_chromium, off_the_loop
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.signin import signin_link_command
 
 LINK_RATE = 5
 
@@ -97,3 +102,58 @@ def test_without_javascript_a_flooded_link_says_so_and_keeps_the_text(
     expect(page.locator("#error")).to_contain_text("flood of messages")
     expect(page.locator("#message")).to_have_value("no scripts here")
     assert "no scripts here" not in inbox_texts(flooded, creator)
+
+
+def proved_post(server: Server, link_id: str, text: str, address: str) -> int:
+    """A post that solves the challenge it is given, as any ALTCHA client would."""
+    with httpx.Client(base_url=server.url, timeout=30) as api:
+        headers = {"X-Forwarded-For": address}
+        path = f"/message/{link_id}"
+        asked = api.post(path, json={"message_content": text}, headers=headers)
+        assert asked.status_code == 429, asked.text
+        c = asked.json()["error"]["challenge"]
+        challenge = Challenge(
+            c["algorithm"], c["challenge"], c["maxnumber"], c["salt"], c["signature"]
+        )
+        solution = solve_challenge(challenge)
+        assert solution is not None
+        proof = base64.b64encode(json.dumps({**c, "number": solution.number}).encode()).decode()
+        return api.post(
+            path, json={"message_content": text}, headers={**headers, "X-Altcha": proof}
+        ).status_code
+
+
+def test_the_creator_sees_the_flood_and_blocks_the_network_it_comes_from(
+    flooded: Server, new_context: Callable[..., BrowserContext], screenshot: Screenshot
+) -> None:
+    page = new_context(viewport=PHONE).new_page()
+    email = f"flooded-{uuid.uuid4().hex[:10]}@example.org"
+    page.goto(off_the_loop(signin_link_command, flooded, email))
+    expect(page.locator("#inbox-title")).to_be_visible()
+    expect(page.locator("#flood")).to_have_count(0)  # no flood, no notice
+    link_id = page.locator("#inbox").get_attribute("data-link-id")
+    assert link_id
+
+    statuses = flood(flooded, link_id, LINK_RATE + 7)  # all from 198.18.0.0/24
+    assert statuses.count(429) == 7
+    page.reload()
+    expect(page.locator("#flood")).to_contain_text(
+        "Your link is under a flood: 7 messages refused in the last hour"
+    )
+    screenshot(page, "dashboard-under-a-flood")
+
+    # The flood's messages come from one /24: blocking its network drops the rest of it.
+    newest = page.locator("article.message").first
+    expect(newest.locator(".message-content")).to_have_text(f"flood {LINK_RATE - 1}")
+    newest.get_by_role("button", name="Block their network").click()
+    expect(page.locator("#inbox-title")).to_be_visible()
+    assert proved_post(flooded, link_id, "more of the flood", "198.18.0.250") == 201
+    assert proved_post(flooded, link_id, "someone else", "198.51.100.7") == 201
+    page.reload()
+    contents = page.locator("article.message .message-content").all_text_contents()
+    assert contents[0] == "someone else"
+    assert "more of the flood" not in contents
+
+    page.goto(f"{flooded.url}/dashboard/account")
+    expect(page.locator("#blocked-senders li")).to_have_count(1)
+    expect(page.locator("#blocked-senders li")).to_contain_text("whole network")

@@ -71,9 +71,7 @@ def service_flooded(
     yield from _server(request, database_url_factory, tmp_path_factory, "service", env)
 
 
-def post(
-    api: httpx.Client, link_id: str, text: str, *, proof: str | None = None
-) -> httpx.Response:
+def post(api: httpx.Client, link_id: str, text: str, *, proof: str | None = None) -> httpx.Response:
     headers = {"X-Forwarded-For": new_sender().address}
     if proof is not None:
         headers["X-Altcha"] = proof
@@ -106,9 +104,9 @@ def solve(challenge: dict[str, Any]) -> str:
         )
     )
     assert solution is not None
-    payload = {
-        key: challenge[key] for key in ("algorithm", "challenge", "salt", "signature")
-    } | {"number": solution.number}
+    payload = {key: challenge[key] for key in ("algorithm", "challenge", "salt", "signature")} | {
+        "number": solution.number
+    }
     return base64.b64encode(json.dumps(payload).encode()).decode()
 
 

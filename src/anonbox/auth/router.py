@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Response, delete, get, post
 from litestar.datastructures import Cookie
-from litestar.params import Dependency
 
 from anonbox.auth import service
 from anonbox.auth.dependencies import SECURITY
@@ -38,7 +37,7 @@ from anonbox.core.envelope import (
 from anonbox.core.errors import Unauthorized
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
-from anonbox.safety.gate import Gate
+from anonbox.safety.gate import GateDep
 
 SIGNIN_COOKIE = "anonbox_signin"
 REFRESH_COOKIE = "anonbox_refresh"
@@ -85,7 +84,7 @@ async def google_url(
     db: DB,
     oidc: OIDCClient,
     settings: AppSettings,
-    gate: Annotated[Gate, Dependency(skip_validation=True)],
+    gate: GateDep,
 ) -> Response[Envelope[OK, SignInURL]]:
     # Each start writes a row: starts count against the network's sign-in limit.
     address = client_address(request.scope, request.app.state.trusted_proxies)

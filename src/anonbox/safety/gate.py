@@ -12,6 +12,9 @@ proof of work, whoever sent it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
+
+from litestar.params import Dependency
 
 from anonbox.core.database import Database
 from anonbox.core.errors import RateLimited
@@ -111,3 +114,7 @@ class Gate:
             and await is_blocked(db, self.keys, owner_id=owner_id, address=address, current=sender)
         ) or (await muted_of(db, owner_id)).found_in(text)
         return Admission(sender=sender, dropped=dropped)
+
+
+# How handlers ask for the process's gate (the app provides it as ``gate``).
+GateDep = Annotated[Gate, Dependency(skip_validation=True)]

@@ -26,6 +26,7 @@ from anonbox.links import service as links
 from anonbox.messages import inbox
 from anonbox.messages import service as messages
 from anonbox.safety import blocks
+from anonbox.safety.gate import Gate, GateDep
 from anonbox.web.dependencies import OwnedLink, SignedInBrowser, SignedInForm, signed_in_pages
 from anonbox.web.forms import back_path, dashboard_page, redirect_to, text_field
 from anonbox.web.routing import site_url
@@ -48,6 +49,7 @@ async def _inbox_page(
     link_id: str | None,
     which: inbox.InboxFilter,
     cursor: str | None,
+    gate: Gate,
 ) -> Template:
     """The inbox of ``link_id`` (already found to be the browser's), else of its first link."""
     user_id = browser.principal.user_id
@@ -98,6 +100,8 @@ async def _inbox_page(
             "unread": unread,
             "newest": newest,
             "live": live,
+            # Posts refused for want of a proof of work: the link is under a flood.
+            "flood_refused": await gate.flood.refused_last_hour(link_id),
         },
     )
 
@@ -108,10 +112,13 @@ async def dashboard(
     browser: SignedInBrowser,
     db: DB,
     settings: AppSettings,
+    gate: GateDep,
     which: FilterName = "all",
     cursor: Cursor = None,
 ) -> Template:
-    return await _inbox_page(request, db, settings, browser, None, inbox.InboxFilter(which), cursor)
+    return await _inbox_page(
+        request, db, settings, browser, None, inbox.InboxFilter(which), cursor, gate
+    )
 
 
 @get("/dashboard/links/{link_id:str}")
@@ -121,11 +128,12 @@ async def link_inbox(
     link: OwnedLink,
     db: DB,
     settings: AppSettings,
+    gate: GateDep,
     which: FilterName = "all",
     cursor: Cursor = None,
 ) -> Template:
     return await _inbox_page(
-        request, db, settings, browser, link.link_id, inbox.InboxFilter(which), cursor
+        request, db, settings, browser, link.link_id, inbox.InboxFilter(which), cursor, gate
     )
 
 
@@ -206,6 +214,21 @@ async def block_sender(
     return _back(browser, settings, form, link.link_id)
 
 
+@post(_MESSAGE + "/block-network", status_code=303)
+async def block_network(
+    browser: SignedInBrowser,
+    link: OwnedLink,
+    message_id: RowId,
+    form: SignedInForm,
+    db: DB,
+    settings: AppSettings,
+) -> Redirect:
+    """Block the sender's whole network (IPv4 /24, IPv6 /48): for one who rotates addresses."""
+    target = await blocks.sender_of(db, message_id=message_id, link_id=link.link_id)
+    await blocks.block(db, owner_id=browser.principal.user_id, target=target, network=True)
+    return _back(browser, settings, form, link.link_id)
+
+
 @post("/dashboard/links/{link_id:str}/settings", status_code=303)
 async def link_settings(
     browser: SignedInBrowser, link: OwnedLink, form: SignedInForm, db: DB, settings: AppSettings
@@ -229,6 +252,7 @@ ROUTES: list[ControllerRouterHandler] = [
         delete_message,
         delete_reply,
         block_sender,
+        block_network,
         link_settings,
     )
 ]

@@ -38,7 +38,7 @@ from anonbox.messages.content import MAX_CHARACTERS
 from anonbox.messages.router import provide_posting
 from anonbox.messages.schemas import InboxItem, ReplyOut
 from anonbox.safety.flood import ProofOfWorkRequired
-from anonbox.safety.gate import Gate
+from anonbox.safety.gate import GateDep
 from anonbox.web.card_cache import CardCache
 from anonbox.web.cards import render_card
 from anonbox.web.routing import error_page
@@ -263,7 +263,7 @@ async def share_card(
     message_id: str,
     db: DB,
     settings: AppSettings,
-    gate: Annotated[Gate, Dependency(skip_validation=True)],
+    gate: GateDep,
     cards: Annotated[CardCache, Dependency(skip_validation=True)],
 ) -> Response[Any]:
     """An answered message and its latest reply as a PNG for phone stories, drawn once per

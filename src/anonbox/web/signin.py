@@ -32,7 +32,7 @@ from anonbox.core.errors import AnonboxError, RateLimited, ServiceUnavailable, V
 from anonbox.core.mail import ConsoleMailer, Mailer
 from anonbox.core.ratelimit import RateLimiter
 from anonbox.core.settings import Settings
-from anonbox.safety.gate import Gate
+from anonbox.safety.gate import Gate, GateDep
 from anonbox.web.routing import HTML, error_page, site_url
 from anonbox.web.security import (
     CSRF_FIELD,
@@ -70,7 +70,6 @@ def _email_cookie(binding: str, settings: Settings) -> Cookie:
 
 MailerDep = Annotated[Mailer | None, Dependency(skip_validation=True)]
 LimiterDep = Annotated[RateLimiter, Dependency(skip_validation=True)]
-GateDep = Annotated[Gate, Dependency(skip_validation=True)]
 
 
 def signin_page(
