@@ -200,6 +200,21 @@ async def delete_reply(
     return _back(browser, settings, form, link.link_id)
 
 
+async def _block(
+    browser: Browser,
+    link_id: str,
+    message_id: str,
+    form: FormMultiDict,
+    db: Database,
+    settings: Settings,
+    *,
+    network: bool,
+) -> Redirect:
+    target = await blocks.sender_of(db, message_id=message_id, link_id=link_id)
+    await blocks.block(db, owner_id=browser.principal.user_id, target=target, network=network)
+    return _back(browser, settings, form, link_id)
+
+
 @post(_MESSAGE + "/block", status_code=303)
 async def block_sender(
     browser: SignedInBrowser,
@@ -209,9 +224,7 @@ async def block_sender(
     db: DB,
     settings: AppSettings,
 ) -> Redirect:
-    target = await blocks.sender_of(db, message_id=message_id, link_id=link.link_id)
-    await blocks.block(db, owner_id=browser.principal.user_id, target=target)
-    return _back(browser, settings, form, link.link_id)
+    return await _block(browser, link.link_id, message_id, form, db, settings, network=False)
 
 
 @post(_MESSAGE + "/block-network", status_code=303)
@@ -224,9 +237,7 @@ async def block_network(
     settings: AppSettings,
 ) -> Redirect:
     """Block the sender's whole network (IPv4 /24, IPv6 /48): for one who rotates addresses."""
-    target = await blocks.sender_of(db, message_id=message_id, link_id=link.link_id)
-    await blocks.block(db, owner_id=browser.principal.user_id, target=target, network=True)
-    return _back(browser, settings, form, link.link_id)
+    return await _block(browser, link.link_id, message_id, form, db, settings, network=True)
 
 
 @post("/dashboard/links/{link_id:str}/settings", status_code=303)

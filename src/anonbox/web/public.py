@@ -1,5 +1,5 @@
-"""The public pages of a link: the send page at ``/{link_id}`` with its answered messages,
-and a share card per answered message. See ``docs/pages.md``.
+"""The public page of a link: the send page at ``/{link_id}`` with its answered messages
+(the share card of each is ``web.share_card``). See ``docs/pages.md``.
 
 Both go through the services the JSON API uses: a form post is ``create_message`` with
 the same gate (rate limits, blocks, muted words, pause), and the answers are the public
@@ -8,7 +8,6 @@ listing (answered messages only, never the inbox).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 import unicodedata
@@ -16,7 +15,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Response, get, post
-from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.exceptions import NotFoundException
 from litestar.params import Dependency
@@ -28,7 +26,6 @@ from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import AnyRequest
 from anonbox.core.errors import NotFound, RateLimited, ValidationFailed
 from anonbox.core.exception_handlers import handle_http_exception
-from anonbox.core.ids import ULID_PATTERN
 from anonbox.core.paths import Cursor
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
@@ -38,9 +35,6 @@ from anonbox.messages.content import MAX_CHARACTERS
 from anonbox.messages.router import provide_posting
 from anonbox.messages.schemas import InboxItem, ReplyOut
 from anonbox.safety.flood import ProofOfWorkRequired
-from anonbox.safety.gate import GateDep
-from anonbox.web.card_cache import CardCache
-from anonbox.web.cards import render_card
 from anonbox.web.routing import error_page
 from anonbox.web.security import CSRF_FIELD, checked_form, csrf_token, set_csrf_cookie
 
@@ -48,7 +42,6 @@ ANSWERS_PER_PAGE = 10
 REPLIES_PER_ANSWER = 10
 # What the API accepts as a link id (core.paths.LinkId); anything else is no link at all.
 _LINK_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_CARD_VERSION = "1"  # part of the card's ETag: bump when the drawing changes
 
 # The service's validation problems, as a person typing would want to hear them.
 _PROBLEMS = {
@@ -84,7 +77,7 @@ def not_found(request: AnyRequest) -> Response[Any]:
     return handle_http_exception(request, NotFoundException())
 
 
-async def _public_link(db: DB, link_id: str) -> PublicLink | None:
+async def public_link(db: DB, link_id: str) -> PublicLink | None:
     if not _LINK_ID.fullmatch(link_id):
         return None
     try:
@@ -175,7 +168,7 @@ async def send_page(
     cursor: Cursor = None,
     sent: str | None = None,
 ) -> Response[Any]:
-    link = await _public_link(db, link_id)
+    link = await public_link(db, link_id)
     if link is None:
         return not_found(request)
     return await _send_page(request, db, settings, link, cursor=cursor, sent=sent == "1")
@@ -190,7 +183,7 @@ async def send_from_form(
     request: AnyRequest, link_id: str, db: DB, settings: AppSettings, posting: Posting
 ) -> Response[Any]:
     """The send form without JavaScript: post, then redirect to the page (post/redirect/get)."""
-    link = await _public_link(db, link_id)
+    link = await public_link(db, link_id)
     if link is None:
         return not_found(request)
     form = await checked_form(request)
@@ -247,70 +240,4 @@ def _fields(link: PublicLink) -> dict[str, Any]:
     return {name: getattr(link, name) for name in link.__struct_fields__}
 
 
-def provide_cards(state: State) -> CardCache:
-    cards: CardCache = state.cards
-    return cards
-
-
-@get(
-    "/{link_id:str}/{message_id:str}/card.png",
-    name="public:card",
-    dependencies={"cards": Provide(provide_cards, sync_to_thread=False)},
-)
-async def share_card(
-    request: AnyRequest,
-    link_id: str,
-    message_id: str,
-    db: DB,
-    settings: AppSettings,
-    gate: GateDep,
-    cards: Annotated[CardCache, Dependency(skip_validation=True)],
-) -> Response[Any]:
-    """An answered message and its latest reply as a PNG for phone stories, drawn once per
-    version (``web.card_cache``) and limited per client."""
-    address = client_address(request.scope, request.app.state.trusted_proxies)
-    await gate.throttle_client(db, address=address, limit=settings.limit_card)
-    link = await _public_link(db, link_id)
-    if link is None or not ULID_PATTERN.match(message_id):
-        return not_found(request)
-    message = await messages.answered_message(db, link_id=link.id, message_id=message_id)
-    if message is None:
-        return not_found(request)
-    try:
-        replies = await messages.replies(
-            db, link_id=link.id, message_id=message_id, cursor=None, limit=1, is_creator=False
-        )
-    except NotFound:
-        return not_found(request)
-    if not replies.items:
-        return not_found(request)
-    reply = replies.items[0]
-    name = link.creator_name.strip() or "The creator"
-    digest = hashlib.sha256(
-        "\0".join(
-            (_CARD_VERSION, link.prompt, name, message.message_content, reply.message_content)
-        ).encode()
-    ).hexdigest()[:32]
-    etag = f'"{digest}"'
-    headers = {
-        # Short: the card changes when the creator replies again or deletes the message.
-        "Cache-Control": "public, max-age=300",
-        "ETag": etag,
-    }
-    if request.headers.get("if-none-match") == etag:
-        return Response(content=b"", status_code=304, headers=headers)
-    png = await cards.png(
-        digest,
-        functools.partial(
-            render_card,
-            prompt=link.prompt,
-            message=message.message_content,
-            reply=reply.message_content,
-            name=name,
-        ),
-    )
-    headers["Content-Disposition"] = f'attachment; filename="anonbox-{message_id}.png"'
-    return Response(content=png, media_type="image/png", headers=headers)
-
-
-ROUTES: list[ControllerRouterHandler] = [send_page, send_from_form, share_card]
+ROUTES: list[ControllerRouterHandler] = [send_page, send_from_form]

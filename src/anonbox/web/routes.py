@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from litestar.types import ControllerRouterHandler
 
-from anonbox.web import account, apidocs, events, home, inbox, public, signin
+from anonbox.web import account, apidocs, events, home, inbox, public, share_card, signin
 from anonbox.web.routing import STATIC, page_router
 
 # Fixed paths come first: they must not read as link ids.
@@ -17,6 +17,7 @@ ROUTES: list[ControllerRouterHandler] = [
         *account.ROUTES,
         *apidocs.ROUTES,
         *public.ROUTES,
+        *share_card.ROUTES,
     ),
     signin.google_callback_page,
     STATIC,

@@ -1,0 +1,97 @@
+"""The share card of an answered message: ``/{link_id}/{message_id}/card.png``, a PNG
+for phone stories, drawn once per version and limited per client. See
+``docs/pages.md``."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from typing import Annotated, Any
+
+from litestar import Response, get
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.params import Dependency
+from litestar.types import ControllerRouterHandler
+
+from anonbox.core.client import client_address
+from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.envelope import AnyRequest
+from anonbox.core.errors import NotFound
+from anonbox.core.ids import ULID_PATTERN
+from anonbox.messages import service as messages
+from anonbox.safety.gate import GateDep
+from anonbox.web.card_cache import CardCache
+from anonbox.web.cards import render_card
+from anonbox.web.public import not_found, public_link
+
+_CARD_VERSION = "1"  # part of the card's ETag: bump when the drawing changes
+
+
+def provide_cards(state: State) -> CardCache:
+    cards: CardCache = state.cards
+    return cards
+
+
+@get(
+    "/{link_id:str}/{message_id:str}/card.png",
+    name="public:card",
+    dependencies={"cards": Provide(provide_cards, sync_to_thread=False)},
+)
+async def share_card(
+    request: AnyRequest,
+    link_id: str,
+    message_id: str,
+    db: DB,
+    settings: AppSettings,
+    gate: GateDep,
+    cards: Annotated[CardCache, Dependency(skip_validation=True)],
+) -> Response[Any]:
+    """An answered message and its latest reply as a PNG for phone stories, drawn once per
+    version (``web.card_cache``) and limited per client."""
+    address = client_address(request.scope, request.app.state.trusted_proxies)
+    await gate.throttle_client(db, address=address, limit=settings.limit_card)
+    link = await public_link(db, link_id)
+    if link is None or not ULID_PATTERN.match(message_id):
+        return not_found(request)
+    message = await messages.answered_message(db, link_id=link.id, message_id=message_id)
+    if message is None:
+        return not_found(request)
+    try:
+        replies = await messages.replies(
+            db, link_id=link.id, message_id=message_id, cursor=None, limit=1, is_creator=False
+        )
+    except NotFound:
+        return not_found(request)
+    if not replies.items:
+        return not_found(request)
+    reply = replies.items[0]
+    name = link.creator_name.strip() or "The creator"
+    digest = hashlib.sha256(
+        "\0".join(
+            (_CARD_VERSION, link.prompt, name, message.message_content, reply.message_content)
+        ).encode()
+    ).hexdigest()[:32]
+    etag = f'"{digest}"'
+    headers = {
+        # Short: the card changes when the creator replies again or deletes the message.
+        "Cache-Control": "public, max-age=300",
+        "ETag": etag,
+    }
+    if request.headers.get("if-none-match") == etag:
+        return Response(content=b"", status_code=304, headers=headers)
+    png = await cards.png(
+        digest,
+        functools.partial(
+            render_card,
+            prompt=link.prompt,
+            message=message.message_content,
+            reply=reply.message_content,
+            name=name,
+        ),
+    )
+    headers["Content-Disposition"] = f'attachment; filename="anonbox-{message_id}.png"'
+    return Response(content=png, media_type="image/png", headers=headers)
+
+
+ROUTES: list[ControllerRouterHandler] = [share_card]
