@@ -12,6 +12,7 @@ import pytest
 
 from tests.actions import Poster, whole_inbox
 from tests.conftest import make_creator_in
+from tests.notifications.test_outbox import handed_over
 from tests.server import Server
 
 MESSAGES = 50
@@ -72,8 +73,12 @@ def test_no_acknowledged_message_is_lost_when_the_server_is_killed(
     second = Server(url, log).start()
     try:
         inbox = whole_inbox(second.url, creator)
+        # Every stored message was committed with its event, which the restarted relay
+        # hands over (tests/notifications/test_outbox.py).
+        events = handed_over(url, creator.link_id, len(inbox))
     finally:
         second.stop()
+    assert sorted(e["message_id"] for e in events) == sorted(inbox)
     lost = sorted(set(acknowledged) - set(inbox))
     assert lost == [], f"{len(lost)} of {len(acknowledged)} acknowledged messages lost: {lost[:5]}"
     assert {i: inbox[i] for i in acknowledged} == acknowledged

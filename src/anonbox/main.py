@@ -40,6 +40,8 @@ from anonbox.links.dependencies import owned_link, viewed_link
 from anonbox.links.router import ROUTES as LINK_ROUTES
 from anonbox.messages.router import ROUTES as MESSAGE_ROUTES
 from anonbox.moderation.router import ROUTES as MODERATION_ROUTES
+from anonbox.notifications.fanout import Hub, feed_for, provide_hub
+from anonbox.notifications.relay import Relay
 from anonbox.safety.gate import Gate
 from anonbox.safety.router import ROUTES as SAFETY_ROUTES
 from anonbox.safety.senders import SenderKeys
@@ -91,17 +93,27 @@ def create_app(
         app.state.limiter = limiter
         app.state.mailer = mailer_from_settings(settings)
         app.state.cards = CardCache()
+        app.state.hub = Hub()
+        background = [
+            asyncio.create_task(feed_for(app.state.db, settings.database_url, app.state.hub).run()),
+            asyncio.create_task(Relay(app.state.db, channels=[]).run()),
+        ]
         http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
         app.state.oidc = OIDCClient(settings, http) if settings.google_client_id else None
         refresher = None
         if metrics is not None:
             metrics.watch_database(app.state.db.stats)
             metrics.watch("cards", "Share cards", app.state.cards.stats)
+            metrics.watch("live", "Live updates", app.state.hub.stats)
             if metrics.directory:  # other workers may answer the scrape: keep ours fresh
                 refresher = asyncio.create_task(metrics.refresh_forever())
         try:
             yield
         finally:
+            for task in background:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             if refresher is not None:
                 refresher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -142,6 +154,7 @@ def create_app(
             "admin": Provide(admin_creator),
             "settings": Provide(provide_settings, sync_to_thread=False),
             "gate": Provide(provide_gate, sync_to_thread=False),
+            "hub": Provide(provide_hub, sync_to_thread=False),
             "oidc": Provide(provide_oidc, sync_to_thread=False),
             "owned": Provide(owned_link),
             "viewed": Provide(viewed_link),

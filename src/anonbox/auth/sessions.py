@@ -25,6 +25,7 @@ from anonbox.core.database import Connection, Database
 from anonbox.core.errors import Unauthorized
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
+from anonbox.notifications import repository as events
 
 _US = 1_000_000
 
@@ -108,6 +109,7 @@ async def refresh_session(db: Database, *, refresh_token: str, settings: Setting
             reused_session = await repository.session_of_spent_token(tx, presented)
             if reused_session is not None:
                 await repository.revoke_session(tx, session_id=reused_session, revoked_at=now)
+                await events.notify(tx, db.dialect, [f"session:{reused_session}"])
     # Raised after the commit, so that a detected reuse stays revoked.
     if reused_session is not None:
         raise Unauthorized(
@@ -119,7 +121,10 @@ async def refresh_session(db: Database, *, refresh_token: str, settings: Setting
 
 
 async def close_session(db: Database, *, session_id: str) -> None:
-    await repository.revoke_session(db, session_id=session_id, revoked_at=now_us())
+    """Sign a session out; its live streams, on every instance, end (``notifications.fanout``)."""
+    async with db.transaction() as tx:
+        await repository.revoke_session(tx, session_id=session_id, revoked_at=now_us())
+        await events.notify(tx, db.dialect, [f"session:{session_id}"])
 
 
 async def still_signed_in(db: Database, *, session_id: str) -> bool:

@@ -187,6 +187,7 @@ class SQLiteDatabase:
         self._raw_reader = reader
         self._reader = _InlineReader(inline, _SQLiteConnection(reader))
         self._lock = asyncio.Lock()
+        self._queries = 0  # statements and transactions asked of it (metrics)
 
     @classmethod
     async def open(cls, path: str, *, durable: bool = True) -> SQLiteDatabase:
@@ -207,20 +208,24 @@ class SQLiteDatabase:
             return await op(self._conn)
 
     async def fetch(self, sql: str, *args: Any) -> Sequence[Row]:
+        self._queries += 1
         if _reads_only(sql):
             return await self._reader.fetch(sql, *args)
         return await self._locked(lambda c: c.fetch(sql, *args))
 
     async def fetchrow(self, sql: str, *args: Any) -> Row | None:
+        self._queries += 1
         if _reads_only(sql):
             return await self._reader.fetchrow(sql, *args)
         return await self._locked(lambda c: c.fetchrow(sql, *args))
 
     async def execute(self, sql: str, *args: Any) -> int:
+        self._queries += 1
         return await self._locked(lambda c: c.execute(sql, *args))
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
+        self._queries += 1
         async with self._lock:
             await _sqlite_guard(self._raw.execute("BEGIN IMMEDIATE"))
             try:
@@ -239,6 +244,7 @@ class SQLiteDatabase:
             "connections": 3,
             "connections_in_use": int(self._lock.locked()),
             "connections_max": 3,
+            "queries": self._queries,
         }
 
     async def close(self) -> None:
@@ -307,6 +313,7 @@ class PostgresDatabase:
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
+        self._queries = 0  # statements and transactions asked of it (metrics)
 
     @classmethod
     async def open(cls, dsn: str, *, durable: bool = True) -> PostgresDatabase:
@@ -329,19 +336,23 @@ class PostgresDatabase:
             raise ServiceUnavailable("The database is unavailable; try again shortly.") from exc
 
     async def fetch(self, sql: str, *args: Any) -> Sequence[Row]:
+        self._queries += 1
         async with self._acquire() as conn:
             return await conn.fetch(sql, *args)  # type: ignore[no-any-return]
 
     async def fetchrow(self, sql: str, *args: Any) -> Row | None:
+        self._queries += 1
         async with self._acquire() as conn:
             return await conn.fetchrow(sql, *args)  # type: ignore[no-any-return]
 
     async def execute(self, sql: str, *args: Any) -> int:
+        self._queries += 1
         async with self._acquire() as conn:
             return _pg_count(await conn.execute(sql, *args))
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
+        self._queries += 1
         async with self._acquire() as conn, conn.transaction():
             yield _PostgresConnection(conn)
 
@@ -354,6 +365,7 @@ class PostgresDatabase:
             "connections": size,
             "connections_in_use": size - self._pool.get_idle_size(),
             "connections_max": self._pool.get_max_size(),
+            "queries": self._queries,
         }
 
     async def close(self) -> None:

@@ -9,6 +9,7 @@ from typing import NamedTuple
 import msgspec
 
 from anonbox.core.database import Connection, Database, Row
+from anonbox.notifications import repository as events
 
 
 async def posting_target(conn: Connection, link_id: str) -> Row | None:
@@ -47,8 +48,11 @@ _INSERT_MANY = {
         " FROM json_each($1) r JOIN links l ON l.id = r.value ->> 1"
         " RETURNING id"
     ),
+    # One statement: the messages, their events (the outbox) and a notification per link
+    # (delivered on commit), in one round trip.
     "postgresql": (
-        "INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash,"
+        "WITH m AS ("
+        " INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash,"
         " sender_network_hash)"
         " SELECT r.id, l.id, r.content, r.created_at, r.sender_epoch, r.sender_hash,"
         " r.sender_network_hash"
@@ -56,13 +60,20 @@ _INSERT_MANY = {
         " $7::text[])"
         " AS r(id, link_id, content, created_at, sender_epoch, sender_hash, sender_network_hash)"
         " JOIN links l ON l.id = r.link_id"
-        " RETURNING id"
+        " RETURNING id, link_id, created_at),"
+        " e AS ("
+        " INSERT INTO events (user_id, link_id, kind, message_id, created_at)"
+        " SELECT l.user_id, m.link_id, 'message.created', m.id, m.created_at"
+        " FROM m JOIN links l ON l.id = m.link_id ORDER BY m.id)"
+        " SELECT m.id, (SELECT count(pg_notify('anonbox_events', 'link:' || d.link_id))"
+        " FROM (SELECT DISTINCT link_id FROM m) d) AS notified FROM m"
     ),
 }
 
 
-async def insert_message(conn: Connection, message: Post) -> bool:
-    """Insert under its link; False when there is no such link (it may just have gone)."""
+async def insert_message(conn: Connection, dialect: str, message: Post) -> bool:
+    """Insert under its link, with its event (in the caller's transaction); False when
+    there is no such link (it may just have gone)."""
     if isinstance(message, DroppedMessage):
         inserted = await conn.execute(
             "INSERT INTO dropped_messages (id, link_id, created_at)"
@@ -75,6 +86,8 @@ async def insert_message(conn: Connection, message: Post) -> bool:
             " sender_network_hash) SELECT $1, id, $3, $4, $5, $6, $7 FROM links WHERE id = $2",
             *message,
         )
+        if inserted:
+            await events.record_new_messages(conn, dialect, [message.id], [message.link_id])
     return inserted == 1
 
 
@@ -110,13 +123,21 @@ async def insert_posts(db: Database, posts: Sequence[Post]) -> list[bool]:
     each kind present); for each, False when its link no longer exists."""
     kept = [post for post in posts if isinstance(post, NewMessage)]
     dropped = [post for post in posts if isinstance(post, DroppedMessage)]
-    if kept and dropped:
-        async with db.transaction() as tx:
-            inserted = await _insert_many(tx, db.dialect, _INSERT_MANY, kept)
-            inserted |= await _insert_many(tx, db.dialect, _INSERT_DROPPED_MANY, dropped)
+    # On SQLite the stored messages' events are a second statement, so in the same
+    # transaction; on PostgreSQL they are part of the one insert (see _INSERT_MANY).
+    if dropped and not kept:
+        inserted = await _insert_many(db, db.dialect, _INSERT_DROPPED_MANY, dropped)
+    elif kept and not dropped and db.dialect == "postgresql":
+        inserted = await _insert_many(db, db.dialect, _INSERT_MANY, kept)
     else:
-        sql = _INSERT_MANY if kept else _INSERT_DROPPED_MANY
-        inserted = await _insert_many(db, db.dialect, sql, kept or dropped)
+        async with db.transaction() as tx:
+            inserted = await _insert_many(tx, db.dialect, _INSERT_MANY, kept) if kept else set()
+            if kept and db.dialect == "sqlite":
+                await events.record_new_messages(
+                    tx, db.dialect, sorted(inserted), [post.link_id for post in kept]
+                )
+            if dropped:
+                inserted |= await _insert_many(tx, db.dialect, _INSERT_DROPPED_MANY, dropped)
     return [post.id in inserted for post in posts]
 
 

@@ -26,6 +26,7 @@ from anonbox.messages.schemas import (
     ReplyOut,
     ReplyPage,
 )
+from anonbox.notifications import repository as events
 from anonbox.safety.blocks import sender_of
 from anonbox.safety.gate import Gate
 from anonbox.safety.senders import IPAddress
@@ -152,7 +153,7 @@ async def create_message(
                     created_at=now,
                 ):
                     raise _AlreadyPosted
-                stored = await repository.insert_message(tx, row)
+                stored = await repository.insert_message(tx, db.dialect, row)
                 if not stored:
                     raise NotFound(_NO_LINK)  # rolls the remembered key back too
         except _AlreadyPosted:
@@ -180,6 +181,15 @@ async def reply(db: Database, *, link_id: str, message_id: str, content: str) ->
         await repository.insert_reply(
             tx, reply_id=reply_id, message_id=message_id, content=text, created_at=now
         )
+        await events.record(
+            tx,
+            db.dialect,
+            kind=events.REPLY_CREATED,
+            link_id=link_id,
+            message_id=message_id,
+            reply_id=reply_id,
+            created_at=now,
+        )
     return ReplyOut(
         message_id=message_id,
         reply_message_id=reply_id,
@@ -205,8 +215,18 @@ async def delete_reply(db: Database, *, link_id: str, message_id: str, reply_id:
 
 
 async def delete_message(db: Database, *, link_id: str, message_id: str) -> None:
-    if not await repository.delete_message(db, link_id=link_id, message_id=message_id):
-        raise NotFound(_NO_MESSAGE)
+    async with db.transaction() as tx:
+        if not await repository.delete_message(tx, link_id=link_id, message_id=message_id):
+            raise NotFound(_NO_MESSAGE)
+        await events.record(
+            tx,
+            db.dialect,
+            kind=events.MESSAGE_DELETED,
+            link_id=link_id,
+            message_id=message_id,
+            reply_id=None,
+            created_at=now_us(),
+        )
 
 
 def _next_cursor(rows: Sequence[Row], limit: int) -> str | None:

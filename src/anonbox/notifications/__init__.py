@@ -1,0 +1,1 @@
+"""Telling creators what happened: the outbox of events, its relay, and live fan-out."""

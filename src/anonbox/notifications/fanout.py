@@ -1,0 +1,148 @@
+"""Live fan-out: wake the open dashboards of a link when something happens to it, on
+every instance, without any open stream asking the database.
+
+Each process keeps one ``Hub``: a stream subscribes to keys (``link:{id}`` for its link,
+``session:{id}`` for its sign-in session) and waits. One subscription per process feeds
+the hub:
+
+- on PostgreSQL, one connection ``LISTEN``s to ``anonbox_events``; the writes that
+  matter ``pg_notify`` a key in their own transaction, so the notification arrives once
+  it commits, on every instance (``ListenerFeed``). After the connection is lost and
+  made again, every subscriber is woken once, to catch up what it missed;
+- on SQLite, the process tails the outbox (``events``, whose seq is the commit order)
+  and the sessions signed out since its last look, twice a second (``TailFeed``): one
+  query pair per process, however many streams are open, and it sees the commits of
+  every worker process sharing the file.
+
+A woken stream reads what is new for it once; an idle one costs nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterator, Mapping
+from typing import Annotated
+
+import asyncpg
+from litestar.datastructures import State
+from litestar.params import Dependency
+
+from anonbox.core.clock import now_us
+from anonbox.core.database import Database, driver_url
+from anonbox.notifications import repository
+
+logger = logging.getLogger("anonbox.notifications")
+
+TAIL_SECONDS = 0.5
+RECONNECT_SECONDS = 1.0
+
+
+class Hub:
+    """Who in this process waits on which key."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, set[asyncio.Event]] = {}
+
+    @contextlib.contextmanager
+    def subscription(self, *keys: str) -> Iterator[asyncio.Event]:
+        """An event set whenever one of ``keys`` is published (clear it once handled)."""
+        woken = asyncio.Event()
+        for key in keys:
+            self._waiting.setdefault(key, set()).add(woken)
+        try:
+            yield woken
+        finally:
+            for key in keys:
+                waiting = self._waiting.get(key)
+                if waiting is not None:
+                    waiting.discard(woken)
+                    if not waiting:
+                        del self._waiting[key]
+
+    def publish(self, key: str) -> None:
+        for woken in self._waiting.get(key, ()):
+            woken.set()
+
+    def publish_all(self) -> None:
+        for waiting in self._waiting.values():
+            for woken in waiting:
+                woken.set()
+
+    def stats(self) -> Mapping[str, int]:
+        return {"subscribed_keys": len(self._waiting)}
+
+
+class ListenerFeed:
+    """PostgreSQL: one LISTEN connection per process, kept open, feeding the hub."""
+
+    def __init__(self, database_url: str, hub: Hub) -> None:
+        self._dsn = driver_url(database_url)[1]
+        self._hub = hub
+
+    async def run(self) -> None:
+        first = True
+        while True:
+            try:
+                conn = await asyncpg.connect(self._dsn, timeout=5)
+            except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
+                logger.warning("live updates: cannot listen (%s); retrying", type(exc).__name__)
+                await asyncio.sleep(RECONNECT_SECONDS)
+                continue
+            lost = asyncio.Event()
+            try:
+                conn.add_termination_listener(lambda _conn, lost=lost: lost.set())
+                await conn.add_listener(repository.NOTIFY_CHANNEL, self._received)
+                if not first:  # what was published while we were away
+                    self._hub.publish_all()
+                first = False
+                await lost.wait()
+                logger.warning("live updates: the listening connection was lost; reconnecting")
+            except (OSError, asyncpg.PostgresError) as exc:
+                logger.warning("live updates: listening failed (%s)", type(exc).__name__)
+            finally:
+                with contextlib.suppress(Exception):
+                    await conn.close(timeout=1)
+            await asyncio.sleep(RECONNECT_SECONDS)
+
+    def _received(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
+        self._hub.publish(payload)
+
+
+class TailFeed:
+    """SQLite: tail the outbox and the signed-out sessions, feeding the hub."""
+
+    def __init__(self, db: Database, hub: Hub) -> None:
+        self._db = db
+        self._hub = hub
+
+    async def run(self) -> None:
+        seq = await repository.last_seq(self._db)
+        since = now_us()
+        while True:
+            await asyncio.sleep(TAIL_SECONDS)
+            try:
+                looked = now_us()
+                for row in await repository.links_since(self._db, seq):
+                    seq = int(row["seq"])
+                    self._hub.publish(f"link:{row['link_id']}")
+                for row in await repository.sessions_ended_since(self._db, since):
+                    self._hub.publish(f"session:{row['id']}")
+                since = looked
+            except Exception:  # the database is away a moment: look again next time
+                logger.warning("live updates: tailing the outbox failed", exc_info=True)
+
+
+def feed_for(db: Database, database_url: str, hub: Hub) -> ListenerFeed | TailFeed:
+    if db.dialect == "postgresql":
+        return ListenerFeed(database_url, hub)
+    return TailFeed(db, hub)
+
+
+def provide_hub(state: State) -> Hub:
+    hub: Hub = state.hub
+    return hub
+
+
+HubDep = Annotated[Hub, Dependency(skip_validation=True)]

@@ -1,0 +1,91 @@
+"""The relay: hands the outbox's events to the channels, in order, at least once.
+
+Events are written in the transaction of what they tell about
+(``notifications.repository``). The relay takes those not yet handed over, oldest first,
+and gives them to every channel inside one transaction that also marks them handed: a
+channel records its own deliveries there (a row per webhook endpoint, per device…), so
+an event is either handed to all channels or to none, and a crash in between hands it
+again. On PostgreSQL the relays of all instances take turns through a transaction-level
+advisory lock, so one hands over at a time and the order holds; on SQLite the database's
+single writer does the same. Handed events are purged after ``KEEP_SECONDS``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from anonbox.core.clock import now_us
+from anonbox.core.database import Connection, Database
+from anonbox.notifications import repository
+
+logger = logging.getLogger("anonbox.notifications")
+
+BATCH = 200
+POLL_SECONDS = 1.0
+KEEP_SECONDS = 600  # handed events stay this long (SQLite's live fan-out tails them)
+_RELAY_LOCK = 0x616E6F6E  # "anon": the advisory lock the relays take turns with
+_US = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    seq: int
+    user_id: str
+    link_id: str
+    kind: str
+    message_id: str
+    reply_id: str | None
+    created_at: int
+
+
+class Channel(Protocol):
+    """A way of telling creators: records what it will deliver, in the relay's transaction."""
+
+    name: str
+
+    async def accept(self, conn: Connection, events: Sequence[Event]) -> None: ...
+
+
+class Relay:
+    def __init__(self, db: Database, channels: Sequence[Channel]) -> None:
+        self._db = db
+        self._channels = list(channels)
+        self.handed = 0  # events handed over by this process (metrics)
+
+    async def hand_over(self) -> int:
+        """Hand over one batch; how many events it held (0: nothing to do, or another
+        instance's turn)."""
+        if not await repository.any_pending(self._db):  # a read: no write lock for nothing
+            return 0
+        async with self._db.transaction() as tx:
+            if self._db.dialect == "postgresql":
+                turn = await tx.fetchrow("SELECT pg_try_advisory_xact_lock($1) AS ok", _RELAY_LOCK)
+                if turn is None or not turn["ok"]:
+                    return 0
+            rows = await repository.pending(tx, BATCH)
+            if not rows:
+                return 0
+            events = [Event(**dict(row)) for row in rows]
+            for channel in self._channels:
+                await channel.accept(tx, events)
+            await repository.mark_handed(tx, self._db.dialect, [e.seq for e in events], now_us())
+        self.handed += len(events)
+        return len(events)
+
+    async def run(self) -> None:
+        last_purge = 0.0
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                while await self.hand_over() == BATCH:
+                    pass
+                if loop.time() - last_purge > KEEP_SECONDS / 10:
+                    await repository.purge_handed(self._db, now_us() - KEEP_SECONDS * _US)
+                    last_purge = loop.time()
+            except Exception:  # the database is away a moment: try again next time
+                logger.warning("notifications: handing over events failed", exc_info=True)
+            await asyncio.sleep(POLL_SECONDS)

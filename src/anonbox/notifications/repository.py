@@ -1,0 +1,123 @@
+"""SQL for the outbox (``events``): written in the transaction of what it tells about,
+read in order by the relay, and by each process's live fan-out on SQLite."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+
+from anonbox.core.database import Connection, Row
+
+# Every process LISTENs here on PostgreSQL; a payload is a hub key (``link:…``, ``session:…``).
+NOTIFY_CHANNEL = "anonbox_events"
+
+MESSAGE_CREATED = "message.created"
+REPLY_CREATED = "reply.created"
+MESSAGE_DELETED = "message.deleted"
+
+_FROM_MESSAGES = {
+    "sqlite": (
+        "INSERT INTO events (user_id, link_id, kind, message_id, created_at)"
+        " SELECT l.user_id, m.link_id, 'message.created', m.id, m.created_at"
+        " FROM messages m JOIN links l ON l.id = m.link_id"
+        " WHERE m.id IN (SELECT value FROM json_each($1)) ORDER BY m.id"
+    ),
+    "postgresql": (
+        "INSERT INTO events (user_id, link_id, kind, message_id, created_at)"
+        " SELECT l.user_id, m.link_id, 'message.created', m.id, m.created_at"
+        " FROM messages m JOIN links l ON l.id = m.link_id"
+        " WHERE m.id = ANY($1::text[]) ORDER BY m.id"
+    ),
+}
+
+
+async def record_new_messages(
+    conn: Connection, dialect: str, message_ids: Sequence[str], link_ids: Sequence[str]
+) -> None:
+    """One ``message.created`` event per stored message (in the messages' transaction),
+    and on PostgreSQL a notification per link, delivered when that transaction commits."""
+    if not message_ids:
+        return
+    if dialect == "sqlite":  # the ids travel as one JSON parameter, as the messages did
+        await conn.execute(_FROM_MESSAGES[dialect], msgspec.json.encode(list(message_ids)).decode())
+    else:
+        await conn.execute(_FROM_MESSAGES[dialect], list(message_ids))
+        await notify(conn, dialect, [f"link:{link_id}" for link_id in sorted(set(link_ids))])
+
+
+async def record(
+    conn: Connection,
+    dialect: str,
+    *,
+    kind: str,
+    link_id: str,
+    message_id: str,
+    reply_id: str | None,
+    created_at: int,
+) -> None:
+    """One event about one message of ``link_id`` (in the caller's transaction)."""
+    await conn.execute(
+        "INSERT INTO events (user_id, link_id, kind, message_id, reply_id, created_at)"
+        " SELECT user_id, id, $2, $3, $4, $5 FROM links WHERE id = $1",
+        link_id,
+        kind,
+        message_id,
+        reply_id,
+        created_at,
+    )
+    await notify(conn, dialect, [f"link:{link_id}"])
+
+
+async def notify(conn: Connection, dialect: str, keys: Sequence[str]) -> None:
+    """Wake the live fan-out of every instance (PostgreSQL; on commit of the transaction)."""
+    if dialect == "postgresql" and keys:
+        await conn.execute(
+            "SELECT pg_notify($1, key) FROM unnest($2::text[]) AS key", NOTIFY_CHANNEL, list(keys)
+        )
+
+
+async def any_pending(conn: Connection) -> bool:
+    return await conn.fetchrow("SELECT 1 FROM events WHERE handed_at IS NULL LIMIT 1") is not None
+
+
+async def pending(conn: Connection, limit: int) -> Sequence[Row]:
+    """Events not yet handed to the channels, oldest first."""
+    return await conn.fetch(
+        "SELECT seq, user_id, link_id, kind, message_id, reply_id, created_at FROM events"
+        " WHERE handed_at IS NULL ORDER BY seq LIMIT $1",
+        limit,
+    )
+
+
+async def mark_handed(conn: Connection, dialect: str, seqs: Sequence[int], at: int) -> None:
+    """Exactly these events (one committed meanwhile with a lower seq waits its turn)."""
+    if dialect == "sqlite":
+        sql = "UPDATE events SET handed_at = $1 WHERE seq IN (SELECT value FROM json_each($2))"
+        await conn.execute(sql, at, msgspec.json.encode(list(seqs)).decode())
+    else:
+        await conn.execute(
+            "UPDATE events SET handed_at = $1 WHERE seq = ANY($2::bigint[])", at, list(seqs)
+        )
+
+
+async def purge_handed(conn: Connection, before: int) -> int:
+    return await conn.execute(
+        "DELETE FROM events WHERE handed_at IS NOT NULL AND handed_at < $1", before
+    )
+
+
+async def last_seq(conn: Connection) -> int:
+    row = await conn.fetchrow("SELECT COALESCE(MAX(seq), 0) AS seq FROM events")
+    return int(row["seq"]) if row is not None else 0
+
+
+async def links_since(conn: Connection, seq: int) -> Sequence[Row]:
+    """Events after ``seq`` (their link), for a process tailing the outbox (SQLite)."""
+    return await conn.fetch(
+        "SELECT seq, link_id FROM events WHERE seq > $1 ORDER BY seq LIMIT 1000", seq
+    )
+
+
+async def sessions_ended_since(conn: Connection, since: int) -> Sequence[Row]:
+    return await conn.fetch("SELECT id FROM sessions WHERE revoked_at >= $1", since)

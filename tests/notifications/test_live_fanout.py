@@ -1,0 +1,156 @@
+"""Live fan-out without polling: a dashboard's stream is woken by its process's one
+subscription (PostgreSQL LISTEN/NOTIFY, or the outbox tail on SQLite), so a message
+posted to one instance reaches a stream on another at once, and idle streams ask the
+database nothing. Each test runs on SQLite (two processes sharing one file) and on
+PostgreSQL (two instances sharing one database)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from anonbox.auth.sessions import open_session
+from anonbox.core.database import connect
+from anonbox.core.settings import Settings
+from tests.conftest import Creator, make_creator_in
+from tests.server import Server
+from tests.support.metrics import scrape, value
+
+STREAMS = 1000
+PER_SESSION = 5  # the most streams one sign-in session may hold
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def pair(
+    request: pytest.FixtureRequest,
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Server, Server]]:
+    """Two instances on one database, each allowing enough connections for the streams."""
+    url = database_url_factory(request.param)
+    logs = tmp_path_factory.mktemp("fanout-logs")
+    env = {"ANONBOX_MAX_CONNECTIONS": str(STREAMS + 100)}
+    first = Server(url, logs / f"a-{request.param}.log", env=env).start(60)
+    second = Server(url, logs / f"b-{request.param}.log", env=env).start(60)
+    yield first, second
+    second.stop()
+    first.stop()
+
+
+def access_tokens(database_url: str, creator: Creator, count: int) -> list[str]:
+    """Sign-in sessions of the creator, as a sign-in would open them."""
+
+    async def open_all() -> list[str]:
+        db = await connect(database_url)
+        try:
+            settings = Settings()
+            return [
+                (await open_session(db, user_id=creator.user_id, settings=settings)).access_token
+                for _ in range(count)
+            ]
+        finally:
+            await db.close()
+
+    with ThreadPoolExecutor(1) as pool:  # asyncio.run off any running loop
+        return pool.submit(asyncio.run, open_all()).result()
+
+
+def post(server: Server, link_id: str, text: str) -> None:
+    with httpx.Client(base_url=server.url, timeout=10) as api:
+        answer = api.post(f"/message/{link_id}", json={"message_content": text})
+        assert answer.status_code == 201, answer.text
+
+
+def queries(server: Server) -> float:
+    with httpx.Client(base_url=server.url, timeout=10) as api:
+        return value(scrape(api), "anonbox_db_queries")
+
+
+def test_a_message_posted_to_one_instance_reaches_a_stream_on_the_other_at_once(
+    pair: tuple[Server, Server],
+) -> None:
+    first, second = pair
+    creator = make_creator_in(first.database_url)
+    [token] = access_tokens(first.database_url, creator, 1)
+    path = f"/dashboard/links/{creator.link_id}/events"
+    with httpx.Client(base_url=second.url, cookies={"anonbox_session": token}) as browser:
+        with browser.stream("GET", path, timeout=httpx.Timeout(10.0, read=5.0)) as events:
+            assert events.status_code == 200
+            lines = events.iter_lines()
+            assert next(lines) == ": connected"
+            time.sleep(0.5)  # the stream has had its first look
+            posted = time.monotonic()
+            post(first, creator.link_id, "from the other instance")
+            for line in lines:
+                if line.startswith("data: "):
+                    waited = time.monotonic() - posted
+                    assert "from the other instance" in line
+                    break
+    assert waited < 1.0, f"arrived after {waited:.2f} s"
+
+
+async def _hold_streams(base_url: str, path: str, tokens: list[str], ready: asyncio.Event) -> None:
+    """Open PER_SESSION streams per token, each until its first comment, then hold them."""
+    clients = [
+        httpx.AsyncClient(base_url=base_url, cookies={"anonbox_session": token}, timeout=30)
+        for token in tokens
+    ]
+    opened: list[tuple[object, object]] = []
+
+    async def one(client: httpx.AsyncClient) -> None:
+        request = client.build_request("GET", path)
+        response = await client.send(request, stream=True)
+        assert response.status_code == 200
+        lines = response.aiter_lines()
+        assert await anext(lines) == ": connected"
+        opened.append((response, lines))  # keep both: dropping the iterator closes it
+
+    try:
+        await asyncio.gather(*(one(c) for c in clients for _ in range(PER_SESSION)))
+        ready.set()
+        await asyncio.sleep(3600)  # held until cancelled
+    finally:
+        for client in clients:
+            await client.aclose()
+
+
+def test_a_thousand_idle_streams_ask_the_database_nothing(pair: tuple[Server, Server]) -> None:
+    server = pair[1]
+    creator = make_creator_in(server.database_url)
+    tokens = access_tokens(server.database_url, creator, STREAMS // PER_SESSION)
+    path = f"/dashboard/links/{creator.link_id}/events"
+
+    def idle_queries() -> float:
+        before = queries(server)
+        time.sleep(3)
+        return queries(server) - before - 1  # the scrape itself asks nothing; one for slack
+
+    baseline = idle_queries()  # the process's own subscription (and the relay): per process
+
+    loop = asyncio.new_event_loop()
+    ready = asyncio.Event()
+    holder = loop.create_task(_hold_streams(server.url, path, tokens, ready))
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(loop.run_until_complete, ready.wait()).result(timeout=120)
+        held = pool.submit(loop.run_forever)
+        try:
+            time.sleep(1)  # every stream has had its first look
+            with_streams = idle_queries()
+            assert with_streams <= max(baseline, 0) + 2, (baseline, with_streams)
+            # The count is alive: one message wakes every stream of its link, each of
+            # which asks once or twice (its session, what is new).
+            before = queries(server)
+            post(server, creator.link_id, "wake up")
+            time.sleep(2)
+            assert queries(server) - before >= STREAMS
+        finally:
+            loop.call_soon_threadsafe(holder.cancel)
+            loop.call_soon_threadsafe(loop.stop)
+            held.result(timeout=60)
+    loop.run_until_complete(asyncio.gather(holder, return_exceptions=True))
+    loop.close()
