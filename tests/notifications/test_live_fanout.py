@@ -78,19 +78,22 @@ def test_a_message_posted_to_one_instance_reaches_a_stream_on_the_other_at_once(
     creator = make_creator_in(first.database_url)
     [token] = access_tokens(first.database_url, creator, 1)
     path = f"/dashboard/links/{creator.link_id}/events"
-    with httpx.Client(base_url=second.url, cookies={"anonbox_session": token}) as browser:
-        with browser.stream("GET", path, timeout=httpx.Timeout(10.0, read=5.0)) as events:
-            assert events.status_code == 200
-            lines = events.iter_lines()
-            assert next(lines) == ": connected"
-            time.sleep(0.5)  # the stream has had its first look
-            posted = time.monotonic()
-            post(first, creator.link_id, "from the other instance")
-            for line in lines:
-                if line.startswith("data: "):
-                    waited = time.monotonic() - posted
-                    assert "from the other instance" in line
-                    break
+    timeout = httpx.Timeout(10.0, read=5.0)
+    with (
+        httpx.Client(base_url=second.url, cookies={"anonbox_session": token}) as browser,
+        browser.stream("GET", path, timeout=timeout) as events,
+    ):
+        assert events.status_code == 200
+        lines = events.iter_lines()
+        assert next(lines) == ": connected"
+        time.sleep(0.5)  # the stream has had its first look
+        posted = time.monotonic()
+        post(first, creator.link_id, "from the other instance")
+        for line in lines:
+            if line.startswith("data: "):
+                waited = time.monotonic() - posted
+                assert "from the other instance" in line
+                break
     assert waited < 1.0, f"arrived after {waited:.2f} s"
 
 
