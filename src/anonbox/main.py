@@ -42,6 +42,8 @@ from anonbox.messages.router import ROUTES as MESSAGE_ROUTES
 from anonbox.moderation.router import ROUTES as MODERATION_ROUTES
 from anonbox.notifications.fanout import Hub, feed_for, provide_hub
 from anonbox.notifications.relay import Relay
+from anonbox.notifications.router import ROUTES as NOTIFICATION_ROUTES
+from anonbox.notifications.webhooks import WebhookChannel, WebhookDeliverer
 from anonbox.safety.gate import Gate
 from anonbox.safety.router import ROUTES as SAFETY_ROUTES
 from anonbox.safety.senders import SenderKeys
@@ -96,7 +98,8 @@ def create_app(
         app.state.hub = Hub()
         background = [
             asyncio.create_task(feed_for(app.state.db, settings.database_url, app.state.hub).run()),
-            asyncio.create_task(Relay(app.state.db, channels=[]).run()),
+            asyncio.create_task(Relay(app.state.db, channels=[WebhookChannel()]).run()),
+            asyncio.create_task(WebhookDeliverer(app.state.db, settings).run()),
         ]
         http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
         app.state.oidc = OIDCClient(settings, http) if settings.google_client_id else None
@@ -131,6 +134,7 @@ def create_app(
             *LINK_ROUTES,
             *SAFETY_ROUTES,
             *MODERATION_ROUTES,
+            *NOTIFICATION_ROUTES,
             healthz,
             readyz,
             openapi_document,

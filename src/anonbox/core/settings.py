@@ -48,6 +48,12 @@ class Settings:
     limit_service: Limit = field(default=Limit("service", 60_000, 60))
     # The proof of work's least difficulty: the most numbers a solver may have to try.
     proof_of_work_numbers: int = 50_000
+    # Webhooks: private, loopback and link-local destinations only when allowed (tests,
+    # an intranet); the first retry's wait (each next one 4 times longer, at most 4 h);
+    # how long a delivery is retried before its endpoint is disabled.
+    webhook_allow_private: bool = False
+    webhook_retry_seconds: float = 5.0
+    webhook_give_up_seconds: int = 26 * 3600
     limit_card: Limit = field(default=Limit("card", 60, 60))
     limit_report: Limit = field(default=Limit("report", 10, 600))
     sender_key_rotation_hours: int = 24
@@ -147,6 +153,14 @@ class Settings:
         if fail_open not in {"open", "closed"}:
             raise ConfigurationError("ANONBOX_RATE_LIMIT_FAIL must be open or closed")
 
+        allow_private = env.get("ANONBOX_WEBHOOK_ALLOW_PRIVATE", "false").lower()
+        if allow_private not in {"true", "false"}:
+            raise ConfigurationError("ANONBOX_WEBHOOK_ALLOW_PRIVATE must be true or false")
+        try:
+            retry_seconds = float(env.get("ANONBOX_WEBHOOK_RETRY_SECONDS") or 5)
+        except ValueError:
+            raise ConfigurationError("ANONBOX_WEBHOOK_RETRY_SECONDS must be a number") from None
+
         durable = env.get("ANONBOX_DURABLE_COMMITS", "true").lower()
         if durable not in {"true", "false"}:
             raise ConfigurationError("ANONBOX_DURABLE_COMMITS must be true or false")
@@ -182,6 +196,11 @@ class Settings:
             limit_sender=limit("ANONBOX_LIMIT_SENDER", defaults.limit_sender),
             limit_link=limit("ANONBOX_LIMIT_LINK", defaults.limit_link),
             limit_service=limit("ANONBOX_LIMIT_SERVICE", defaults.limit_service),
+            webhook_allow_private=allow_private == "true",
+            webhook_retry_seconds=retry_seconds,
+            webhook_give_up_seconds=number(
+                "ANONBOX_WEBHOOK_GIVE_UP_SECONDS", defaults.webhook_give_up_seconds
+            ),
             proof_of_work_numbers=number(
                 "ANONBOX_PROOF_OF_WORK_NUMBERS", defaults.proof_of_work_numbers
             ),

@@ -121,3 +121,154 @@ async def links_since(conn: Connection, seq: int) -> Sequence[Row]:
 
 async def sessions_ended_since(conn: Connection, since: int) -> Sequence[Row]:
     return await conn.fetch("SELECT id FROM sessions WHERE revoked_at >= $1", since)
+
+
+# --- webhooks ------------------------------------------------------------------------------
+
+_ENDPOINT = "SELECT id, url, events, disabled_reason, created_at FROM webhook_endpoints"
+
+
+async def insert_endpoint(
+    conn: Connection,
+    *,
+    endpoint_id: str,
+    user_id: str,
+    url: str,
+    secret: str,
+    events: str,
+    created_at: int,
+) -> None:
+    await conn.execute(
+        "INSERT INTO webhook_endpoints (id, user_id, url, secret, events, created_at)"
+        " VALUES ($1, $2, $3, $4, $5, $6)",
+        endpoint_id,
+        user_id,
+        url,
+        secret,
+        events,
+        created_at,
+    )
+
+
+async def endpoints_of(conn: Connection, user_id: str) -> Sequence[Row]:
+    return await conn.fetch(_ENDPOINT + " WHERE user_id = $1 ORDER BY id", user_id)
+
+
+async def endpoint_of(conn: Connection, *, endpoint_id: str, user_id: str) -> Row | None:
+    return await conn.fetchrow(_ENDPOINT + " WHERE id = $1 AND user_id = $2", endpoint_id, user_id)
+
+
+async def delete_endpoint(conn: Connection, *, endpoint_id: str, user_id: str) -> bool:
+    deleted = await conn.execute(
+        "DELETE FROM webhook_endpoints WHERE id = $1 AND user_id = $2", endpoint_id, user_id
+    )
+    return deleted == 1
+
+
+async def enabled_endpoints(conn: Connection, user_ids: Sequence[str]) -> Sequence[Row]:
+    """The enabled endpoints of these creators (for the relay's hand-over)."""
+    found: list[Row] = []
+    for user_id in sorted(set(user_ids)):
+        found += await conn.fetch(
+            "SELECT id, user_id, events FROM webhook_endpoints"
+            " WHERE user_id = $1 AND disabled_reason IS NULL ORDER BY id",
+            user_id,
+        )
+    return found
+
+
+async def message_texts(
+    conn: Connection, message_ids: Sequence[str], reply_ids: Sequence[str]
+) -> dict[str, str]:
+    """The current text of these messages and replies, by id (gone ones are absent)."""
+    texts: dict[str, str] = {}
+    for message_id in set(message_ids):
+        row = await conn.fetchrow("SELECT content FROM messages WHERE id = $1", message_id)
+        if row is not None:
+            texts[message_id] = row["content"]
+    for reply_id in set(reply_ids):
+        row = await conn.fetchrow("SELECT content FROM replies WHERE id = $1", reply_id)
+        if row is not None:
+            texts[reply_id] = row["content"]
+    return texts
+
+
+async def insert_delivery(
+    conn: Connection, *, delivery_id: str, endpoint_id: str, kind: str, payload: str, at: int
+) -> None:
+    await conn.execute(
+        "INSERT INTO webhook_deliveries (id, endpoint_id, kind, payload, created_at, status,"
+        " attempts, next_attempt_at) VALUES ($1, $2, $3, $4, $5, 'pending', 0, $5)",
+        delivery_id,
+        endpoint_id,
+        kind,
+        payload,
+        at,
+    )
+
+
+async def due_deliveries(conn: Connection, now: int, limit: int) -> Sequence[Row]:
+    """Pending deliveries whose time has come, each the oldest pending of its endpoint
+    (an endpoint receives its events in order)."""
+    return await conn.fetch(
+        "SELECT d.id, d.endpoint_id, d.kind, d.payload, d.attempts, d.created_at,"
+        " d.next_attempt_at, e.url, e.secret"
+        " FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id"
+        " WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND e.disabled_reason IS NULL"
+        " AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id"
+        " AND p.status = 'pending' AND p.id < d.id)"
+        " ORDER BY d.id LIMIT $2",
+        now,
+        limit,
+    )
+
+
+async def claim_delivery(conn: Connection, *, delivery_id: str, seen_at: int, until: int) -> bool:
+    """Take a delivery for one attempt (until ``until``); False if another instance has."""
+    claimed = await conn.execute(
+        "UPDATE webhook_deliveries SET next_attempt_at = $3"
+        " WHERE id = $1 AND status = 'pending' AND next_attempt_at = $2",
+        delivery_id,
+        seen_at,
+        until,
+    )
+    return claimed == 1
+
+
+async def finish_attempt(
+    conn: Connection,
+    *,
+    delivery_id: str,
+    status: str,
+    attempts: int,
+    next_attempt_at: int,
+    status_code: int | None,
+    error: str | None,
+    finished_at: int | None,
+) -> None:
+    await conn.execute(
+        "UPDATE webhook_deliveries SET status = $2, attempts = $3, next_attempt_at = $4,"
+        " last_status_code = $5, last_error = $6, finished_at = $7 WHERE id = $1",
+        delivery_id,
+        status,
+        attempts,
+        next_attempt_at,
+        status_code,
+        error,
+        finished_at,
+    )
+
+
+async def disable_endpoint(conn: Connection, *, endpoint_id: str, reason: str) -> None:
+    await conn.execute(
+        "UPDATE webhook_endpoints SET disabled_reason = $2 WHERE id = $1", endpoint_id, reason
+    )
+
+
+async def deliveries_of(conn: Connection, *, endpoint_id: str, limit: int) -> Sequence[Row]:
+    return await conn.fetch(
+        "SELECT id, kind, status, attempts, last_status_code, last_error, created_at,"
+        " finished_at FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY id DESC LIMIT $2",
+        endpoint_id,
+        limit,
+    )

@@ -1,0 +1,49 @@
+"""What the webhook endpoints of the API take and answer."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+from anonbox.core.envelope import Timestamp
+
+# The events a webhook may receive; ``webhook.test`` is only ever sent on request.
+EVENT_KINDS = ("message.created", "reply.created", "message.deleted")
+TEST_EVENT = "webhook.test"
+MAX_URL_CHARACTERS = 2000
+
+
+class WebhookIn(msgspec.Struct, forbid_unknown_fields=True):
+    url: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_URL_CHARACTERS)]
+    events: list[str] | None = None  # all of EVENT_KINDS when left out
+
+
+class WebhookOut(msgspec.Struct, omit_defaults=True):
+    id: str
+    url: str
+    events: list[str]
+    enabled: bool
+    created_at: Timestamp
+    disabled_reason: str | None = None
+    # Shown once, when the endpoint is made: the key its receiver verifies signatures with.
+    secret: str | None = None
+
+
+class WebhookList(msgspec.Struct):
+    items: list[WebhookOut]
+
+
+class DeliveryOut(msgspec.Struct):
+    id: str  # the webhook-id header of every attempt
+    type: str
+    status: str  # pending | delivered | failed
+    attempts: int
+    last_status_code: int | None
+    last_error: str | None
+    created_at: Timestamp
+    finished_at: Timestamp | None
+
+
+class DeliveryList(msgspec.Struct):
+    items: list[DeliveryOut]
