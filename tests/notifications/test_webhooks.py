@@ -46,7 +46,7 @@ def receiver() -> Iterator[Receiver]:
     state = Receiver()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the standard library's name
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers["Content-Length"]))
             time.sleep(state.delay)
             state.received.append(({k.lower(): v for k, v in self.headers.items()}, body))
