@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from litestar.types import ControllerRouterHandler
 
-from anonbox.web import account, apidocs, events, home, inbox, public, share_card, signin
+from anonbox.web import (
+    account,
+    apidocs,
+    events,
+    home,
+    inbox,
+    notifications,
+    public,
+    share_card,
+    signin,
+)
 from anonbox.web.routing import STATIC, page_router
 
 # Fixed paths come first: they must not read as link ids.
@@ -15,6 +25,7 @@ ROUTES: list[ControllerRouterHandler] = [
         *inbox.ROUTES,
         *events.ROUTES,
         *account.ROUTES,
+        *notifications.ROUTES,
         *apidocs.ROUTES,
         *public.ROUTES,
         *share_card.ROUTES,

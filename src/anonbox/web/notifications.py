@@ -1,0 +1,112 @@
+"""Page routes: the creator's notifications — webhooks, each with its latest deliveries.
+
+Form posts as in ``web.account``: the session's CSRF token, a redirect back (except a
+new webhook, whose secret is shown this once on the page itself), the API's services
+(``notifications.service``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, get, post
+from litestar.response import Redirect, Template
+from litestar.types import ControllerRouterHandler
+
+from anonbox.auth import service as accounts
+from anonbox.core.database import Database
+from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.paths import RowId
+from anonbox.core.settings import Settings
+from anonbox.notifications import service as notifications
+from anonbox.notifications.schemas import EVENT_KINDS
+from anonbox.web.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
+from anonbox.web.forms import dashboard_page, redirect_to, text_field
+from anonbox.web.session import Browser
+
+NOTIFICATIONS = "/dashboard/notifications"
+DELIVERIES_SHOWN = 10
+
+AnyRequest = Request[Any, Any, Any]
+
+
+async def _page(
+    request: AnyRequest,
+    db: Database,
+    settings: Settings,
+    browser: Browser,
+    new_secret: str | None = None,
+    status_code: int = 200,
+) -> Template:
+    user_id = browser.principal.user_id
+    hooks = (await notifications.endpoints(db, user_id=user_id)).items
+    deliveries = {
+        hook.id: (await notifications.deliveries(db, user_id=user_id, endpoint_id=hook.id)).items[
+            :DELIVERIES_SHOWN
+        ]
+        for hook in hooks
+    }
+    return dashboard_page(
+        request,
+        browser,
+        settings,
+        "dashboard_notifications.html",
+        {
+            "profile": await accounts.profile(db, user_id=user_id),
+            "webhooks": hooks,
+            "deliveries": deliveries,
+            "event_kinds": EVENT_KINDS,
+            "new_secret": new_secret,
+            "here": NOTIFICATIONS,
+        },
+        status_code,
+    )
+
+
+@get(NOTIFICATIONS)
+async def notifications_page(
+    request: AnyRequest, browser: SignedInBrowser, db: DB, settings: AppSettings
+) -> Template:
+    return await _page(request, db, settings, browser)
+
+
+@post("/dashboard/webhooks", status_code=201)
+async def add_webhook(
+    request: AnyRequest,
+    browser: SignedInBrowser,
+    form: SignedInForm,
+    db: DB,
+    settings: AppSettings,
+) -> Template:
+    """Answered with the page itself, not a redirect: the secret is shown this once."""
+    added = await notifications.add_endpoint(
+        db,
+        user_id=browser.principal.user_id,
+        url=text_field(form, "url").strip(),
+        events=[kind for kind in form.getall("events", []) if isinstance(kind, str)] or None,
+        allow_private=settings.webhook_allow_private,
+    )
+    return await _page(request, db, settings, browser, added.secret, 201)
+
+
+@post("/dashboard/webhooks/{webhook_id:str}/test", status_code=303)
+async def test_webhook(
+    browser: SignedInBrowser, webhook_id: RowId, db: DB, settings: AppSettings
+) -> Redirect:
+    await notifications.send_test(db, user_id=browser.principal.user_id, endpoint_id=webhook_id)
+    return redirect_to(browser, settings, NOTIFICATIONS)
+
+
+@post("/dashboard/webhooks/{webhook_id:str}/delete", status_code=303)
+async def remove_webhook(
+    browser: SignedInBrowser, webhook_id: RowId, db: DB, settings: AppSettings
+) -> Redirect:
+    await notifications.remove_endpoint(
+        db, user_id=browser.principal.user_id, endpoint_id=webhook_id
+    )
+    return redirect_to(browser, settings, NOTIFICATIONS)
+
+
+ROUTES: list[ControllerRouterHandler] = [
+    signed_in_pages(notifications_page, add_webhook, test_webhook, remove_webhook)
+]

@@ -1,0 +1,74 @@
+"""The notifications page, as a creator uses it: add a webhook, copy its secret, see its
+deliveries arrive, send a test event. The receiver is a real HTTP server on loopback
+that checks every signature with the secret the page showed."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+from playwright.sync_api import BrowserContext, expect
+from standardwebhooks import Webhook
+
+from tests.browser.conftest import DESKTOP, Screenshot, _require_chromium, off_the_loop
+from tests.notifications.test_webhooks import Receiver, wait_for
+from tests.notifications.test_webhooks import receiver as receiver  # the same fixture
+from tests.server import Server
+from tests.support.signin import signin_link_command
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def hooked(
+    request: pytest.FixtureRequest,
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Server]:
+    _require_chromium()
+    database_url = off_the_loop(database_url_factory, request.param)
+    log = tmp_path_factory.mktemp("notifications-browser") / f"{request.param}.log"
+    env = {"ANONBOX_WEBHOOK_ALLOW_PRIVATE": "true", "ANONBOX_WEBHOOK_RETRY_SECONDS": "0.2"}
+    running = Server(database_url, log, env=env).start(60)
+    yield running
+    running.stop()
+
+
+def test_a_creator_adds_a_webhook_and_watches_it_deliver(
+    hooked: Server,
+    receiver: Receiver,
+    new_context: Callable[..., BrowserContext],
+    screenshot: Screenshot,
+) -> None:
+    page = new_context(viewport=DESKTOP).new_page()
+    email = f"hooks-{uuid.uuid4().hex[:10]}@example.org"
+    page.goto(off_the_loop(signin_link_command, hooked, email))
+    link_id = page.locator("#inbox").get_attribute("data-link-id")
+    page.get_by_role("link", name="Notifications").click()
+    expect(page.locator("#webhooks")).to_contain_text("None.")
+
+    page.get_by_label("Webhook URL").fill(receiver.url)
+    page.get_by_role("button", name="Add webhook").click()
+    secret = page.locator("#new-webhook-secret").inner_text()
+    assert secret.startswith("whsec_")
+
+    with httpx.Client(base_url=hooked.url, timeout=30) as api:
+        sent = api.post(f"/message/{link_id}", json={"message_content": "hello, webhook"})
+        assert sent.status_code == 201, sent.text
+    wait_for(lambda: len(receiver.received) >= 1)
+    page.goto(f"{hooked.url}/dashboard/notifications")
+    expect(page.locator("#webhooks tbody tr").first).to_contain_text("delivered")
+    expect(page.locator("#new-webhook-secret")).to_have_count(0)  # shown once
+
+    page.get_by_role("button", name="Send test event").click()
+    wait_for(lambda: len(receiver.received) >= 2)
+    page.reload()
+    expect(page.locator("#webhooks tbody tr").first).to_contain_text("webhook.test")
+    screenshot(page, "dashboard-notifications")
+
+    hook = Webhook(secret)
+    types = [hook.verify(body, headers)["type"] for headers, body in receiver.received]
+    assert types == ["message.created", "webhook.test"]
+
+    page.get_by_role("button", name="Remove webhook").click()
+    expect(page.locator("#webhooks")).to_contain_text("None.")
