@@ -96,10 +96,12 @@ def create_app(
         app.state.mailer = mailer_from_settings(settings)
         app.state.cards = CardCache()
         app.state.hub = Hub()
+        relay = Relay(app.state.db, channels=[WebhookChannel()])
+        webhooks = WebhookDeliverer(app.state.db, settings)
         background = [
             asyncio.create_task(feed_for(app.state.db, settings.database_url, app.state.hub).run()),
-            asyncio.create_task(Relay(app.state.db, channels=[WebhookChannel()]).run()),
-            asyncio.create_task(WebhookDeliverer(app.state.db, settings).run()),
+            asyncio.create_task(relay.run()),
+            asyncio.create_task(webhooks.run()),
         ]
         http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
         app.state.oidc = OIDCClient(settings, http) if settings.google_client_id else None
@@ -108,6 +110,8 @@ def create_app(
             metrics.watch_database(app.state.db.stats)
             metrics.watch("cards", "Share cards", app.state.cards.stats)
             metrics.watch("live", "Live updates", app.state.hub.stats)
+            metrics.watch("outbox", "The outbox relay", relay.stats)
+            metrics.watch("webhooks", "Webhook deliveries", webhooks.stats)
             if metrics.directory:  # other workers may answer the scrape: keep ours fresh
                 refresher = asyncio.create_task(metrics.refresh_forever())
         try:

@@ -20,6 +20,7 @@ from standardwebhooks import Webhook
 from tests.actions import post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.metrics import scrape, value
 
 GIVE_UP_SECONDS = 3
 
@@ -175,6 +176,9 @@ def test_a_receiver_down_for_a_while_gets_every_event_once_it_is_back(
         items = log.json()["data"]["items"]
         assert {d["status"] for d in items} == {"delivered"}
         assert max(d["attempts"] for d in items) > 1
+        samples = scrape(api)
+        assert value(samples, "anonbox_webhooks_retries") >= 1
+        assert value(samples, "anonbox_webhooks_delivered") >= 3
 
 
 def test_an_endpoint_failing_past_the_give_up_time_is_disabled(
@@ -264,3 +268,76 @@ def test_webhooks_are_each_creators_own(hooked: Server, receiver: Receiver) -> N
             assert answer.status_code == 404, answer.text
         assert api.get("/webhooks", headers=stranger.headers).json()["data"]["items"] == []
         assert api.get("/webhooks").status_code == 401
+
+
+def _delivered_ids(receiver: Receiver) -> set[str]:
+    return {b["data"]["message_id"] for b in receiver.bodies() if b["data"]}
+
+
+def test_nothing_is_lost_when_the_service_is_killed_mid_delivery(
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+    receiver: Receiver,
+) -> None:
+    """SIGKILL while deliveries are pending and being retried; the restarted service
+    delivers every committed message's event, each under its one webhook-id."""
+    for backend in ("sqlite", "postgresql"):
+        receiver.received.clear()
+        receiver.status = 503
+        url = database_url_factory(backend)
+        log = tmp_path_factory.mktemp("webhook-kill") / f"{backend}.log"
+        env = {"ANONBOX_WEBHOOK_ALLOW_PRIVATE": "true", "ANONBOX_WEBHOOK_RETRY_SECONDS": "0.2"}
+        first = Server(url, log, env=env).start(60)
+        try:
+            creator = make_creator_in(url)
+            with httpx.Client(base_url=first.url, timeout=30) as api:
+                hook = add_webhook(api, creator, receiver.url)
+                ids = [
+                    post_message(api, creator.link_id, f"before the crash {n}") for n in range(5)
+                ]
+            wait_for(lambda: len(receiver.received) >= 2)  # being retried
+            first.kill()
+        finally:
+            first.stop()
+        receiver.status = 200
+        second = Server(url, log, env=env).start(60)
+        try:
+            wait_for(lambda wanted=set(ids): _delivered_ids(receiver) >= wanted, 15)
+        finally:
+            second.stop()
+        bodies = verified(hook["secret"], receiver)
+        assert {b["data"]["message_id"] for b in bodies} == set(ids)
+        webhook_ids: dict[str, set[str]] = {}
+        for headers, body in receiver.received:
+            webhook_ids.setdefault(json.loads(body)["data"]["message_id"], set()).add(
+                headers["webhook-id"]
+            )
+        assert all(len(found) == 1 for found in webhook_ids.values()), webhook_ids
+
+
+def test_two_instances_deliver_each_event_once(
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+    receiver: Receiver,
+) -> None:
+    """On PostgreSQL several instances share the relay and the deliveries: every event
+    arrives once, in order, whichever instance sends it."""
+    url = database_url_factory("postgresql")
+    logs = tmp_path_factory.mktemp("webhook-pair")
+    env = {"ANONBOX_WEBHOOK_ALLOW_PRIVATE": "true"}
+    servers = [Server(url, logs / f"{n}.log", env=env).start(60) for n in range(2)]
+    try:
+        creator = make_creator_in(url)
+        with httpx.Client(base_url=servers[0].url, timeout=30) as api:
+            add_webhook(api, creator, receiver.url)
+        ids = []
+        for n in range(20):
+            with httpx.Client(base_url=servers[n % 2].url, timeout=30) as api:
+                ids.append(post_message(api, creator.link_id, f"to instance {n % 2}"))
+        wait_for(lambda: len(receiver.received) >= 20, 15)
+        time.sleep(1.5)  # and no second copy follows
+    finally:
+        for server in servers:
+            server.stop()
+    delivered = [b["data"]["message_id"] for b in receiver.bodies()]
+    assert delivered == ids

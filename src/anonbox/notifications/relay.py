@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -55,6 +55,9 @@ class Relay:
         self._db = db
         self._channels = list(channels)
         self.handed = 0  # events handed over by this process (metrics)
+
+    def stats(self) -> Mapping[str, int]:
+        return {"handed_over": self.handed}
 
     async def hand_over(self) -> int:
         """Hand over one batch; how many events it held (0: nothing to do, or another

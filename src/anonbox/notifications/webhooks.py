@@ -26,7 +26,7 @@ import asyncio
 import ipaddress
 import logging
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from urllib.parse import urlsplit, urlunsplit
 
@@ -153,9 +153,19 @@ class WebhookDeliverer:
         self._settings = settings
         self._slots = asyncio.Semaphore(CONCURRENT_ATTEMPTS)
         self._running: set[asyncio.Task[None]] = set()
-        self.attempts = 0  # metrics
+        self.attempts = 0  # metrics: attempts made, deliveries done, retries, give-ups
         self.delivered = 0
+        self.retried = 0
         self.failed = 0
+
+    def stats(self) -> Mapping[str, int]:
+        return {
+            "attempts": self.attempts,
+            "delivered": self.delivered,
+            "retries": self.retried,
+            "failed": self.failed,
+            "in_flight": len(self._running),
+        }
 
     async def run(self) -> None:
         async with httpx.AsyncClient(timeout=ATTEMPT_TIMEOUT_SECONDS) as http:
@@ -223,6 +233,7 @@ class WebhookDeliverer:
             )
             logger.warning("webhooks: an endpoint was disabled after failing deliveries")
             return
+        self.retried += 1
         await repository.finish_attempt(
             self._db,
             delivery_id=str(delivery["id"]),
