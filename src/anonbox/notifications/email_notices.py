@@ -1,0 +1,278 @@
+"""E-mail notices: the channel that records them, and the worker that mails them.
+
+A creator chooses ``immediately``, an ``hourly`` or ``daily`` digest, or ``off`` (the
+default), and notices go only to an address confirmed for them (``email_service``). The
+channel writes a notice per new message in the relay's transaction, due now or at the
+end of its digest period; the sender mails each creator's due notices as one mail. A
+mail says "New anonymous message" and what the creator's own inbox shows (the text),
+never anything about the sender, and carries a one-click unsubscribe (RFC 8058): a POST
+to its ``List-Unsubscribe`` URL turns notices off, the token in it an HMAC of the
+creator's id. When the SMTP server refuses or is down, the notices are tried again after
+``retry_seconds``, each wait 4 times the last (at most 4 hours), for ``give_up_seconds``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import hmac
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from email.message import EmailMessage
+
+from anonbox.core.clock import now_us
+from anonbox.core.database import Connection, Database, Row
+from anonbox.core.errors import ServiceUnavailable
+from anonbox.core.ids import new_ulid
+from anonbox.core.mail import Mailer, compose
+from anonbox.core.settings import Settings
+from anonbox.notifications import email_repository as repository
+from anonbox.notifications.relay import Event
+from anonbox.notifications.repository import MESSAGE_CREATED, message_texts
+
+logger = logging.getLogger("anonbox.notifications")
+
+UNSUBSCRIBE_PATH = "/notifications/unsubscribe"
+CONFIRM_PATH = "/notifications/email/confirm"
+SETTINGS_PAGE = "/dashboard/notifications"
+DEVELOPMENT_URL = "http://127.0.0.1:8000"  # as ``anonbox serve`` prints it
+SUBJECT = "New anonymous message"
+MAX_WAIT_SECONDS = 4 * 3600
+LEASE_SECONDS = 60  # an attempt in progress holds its notices this long (SMTP waits 15 s)
+POLL_SECONDS = 0.5
+CREATORS_PER_ROUND = 20
+NOTICES_PER_MAIL = 50
+KEEP_SECONDS = 24 * 3600  # sent and dropped notices, then purged
+_US = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class NoticeTiming:
+    """How long a digest gathers, and how mail is retried."""
+
+    hourly_seconds: int = 3600
+    daily_seconds: int = 24 * 3600
+    retry_seconds: float = 30.0
+    give_up_seconds: int = 3 * 24 * 3600
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> NoticeTiming:
+        # Until core.settings holds these fields, read straight from the environment.
+        del settings
+        env = os.environ
+        defaults = cls()
+        return cls(
+            hourly_seconds=int(env.get("ANONBOX_EMAIL_HOURLY_SECONDS") or defaults.hourly_seconds),
+            daily_seconds=int(env.get("ANONBOX_EMAIL_DAILY_SECONDS") or defaults.daily_seconds),
+            retry_seconds=float(env.get("ANONBOX_EMAIL_RETRY_SECONDS") or defaults.retry_seconds),
+            give_up_seconds=int(
+                env.get("ANONBOX_EMAIL_GIVE_UP_SECONDS") or defaults.give_up_seconds
+            ),
+        )
+
+    def due(self, mode: str, at: int) -> int:
+        """When a notice made at ``at`` is to be mailed: now, or at its period's end."""
+        if mode == "immediately":
+            return at
+        period = (self.hourly_seconds if mode == "hourly" else self.daily_seconds) * _US
+        return (at // period + 1) * period
+
+    def wait_seconds(self, attempts: int) -> float:
+        return min(self.retry_seconds * 4.0 ** (attempts - 1), MAX_WAIT_SECONDS)
+
+
+# --- tokens -----------------------------------------------------------------------------
+
+
+def _mac(secret_key: str, purpose: str, *parts: str) -> str:
+    digest = hmac.new(
+        secret_key.encode(), "\x00".join((purpose, *parts)).encode(), hashlib.sha256
+    ).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def unsubscribe_token(secret_key: str, user_id: str) -> str:
+    return f"{user_id}.{_mac(secret_key, 'email-notices-unsubscribe', user_id)}"
+
+
+def confirmation_token(secret_key: str, user_id: str, address: str) -> str:
+    return f"{user_id}.{_mac(secret_key, 'email-notices-confirm', user_id, address)}"
+
+
+def token_user(token: str) -> str:
+    """The user id a token names (not yet checked)."""
+    return token.partition(".")[0]
+
+
+def unsubscribe_token_valid(secret_key: str, token: str) -> bool:
+    expected = unsubscribe_token(secret_key, token_user(token))
+    return hmac.compare_digest(expected.encode(), token.encode())
+
+
+def confirmation_token_valid(secret_key: str, token: str, address: str) -> bool:
+    expected = confirmation_token(secret_key, token_user(token), address)
+    return hmac.compare_digest(expected.encode(), token.encode())
+
+
+def site_url(settings: Settings) -> str:
+    return settings.public_url or DEVELOPMENT_URL
+
+
+# --- the channel ------------------------------------------------------------------------
+
+
+class EmailNoticeChannel:
+    """Records a notice per new message of a creator who gets them, in the relay's
+    transaction."""
+
+    name = "email"
+
+    def __init__(self, settings: Settings) -> None:
+        self._timing = NoticeTiming.from_settings(settings)
+
+    async def accept(self, conn: Connection, events: Sequence[Event]) -> None:
+        created = [e for e in events if e.kind == MESSAGE_CREATED]
+        if not created:
+            return
+        modes = await repository.subscribers(conn, [e.user_id for e in created])
+        now = now_us()
+        for event in created:
+            mode = modes.get(event.user_id)
+            if mode is None:
+                continue
+            await repository.insert_notice(
+                conn,
+                notice_id=new_ulid(now),
+                user_id=event.user_id,
+                message_id=event.message_id,
+                at=now,
+                due=self._timing.due(mode, event.created_at),
+            )
+
+
+# --- the sender -------------------------------------------------------------------------
+
+
+def notice_mail(settings: Settings, *, to: str, user_id: str, texts: Sequence[str]) -> EmailMessage:
+    """The mail for these messages' texts: what the inbox shows, and how to stop."""
+    base = site_url(settings)
+    unsubscribe = (
+        f"{base}{UNSUBSCRIBE_PATH}?token={unsubscribe_token(settings.secret_key, user_id)}"
+    )
+    count = len(texts)
+    subject = SUBJECT if count == 1 else f"{count} new anonymous messages"
+    shown = "\n\n".join(f"> {text}".replace("\n", "\n> ") for text in texts)
+    message = compose(
+        settings,
+        to=to,
+        subject=subject,
+        text=(
+            f"{subject}:\n\n{shown}\n\n"
+            f"Read and answer in your inbox: {base}/dashboard\n\n"
+            f"Change or stop these mails: {base}{SETTINGS_PAGE}\n"
+        ),
+    )
+    message["List-Unsubscribe"] = f"<{unsubscribe}>"
+    message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    return message
+
+
+class EmailNoticeSender:
+    """Mails due notices, one mail per creator, on every instance (claims keep them apart)."""
+
+    def __init__(self, db: Database, settings: Settings, mailer: Mailer) -> None:
+        self._db = db
+        self._settings = settings
+        self._mailer = mailer
+        self._timing = NoticeTiming.from_settings(settings)
+        self.sent = 0  # metrics: mails sent, attempts that failed, notices given up
+        self.retried = 0
+        self.failed = 0
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        last_purge = 0.0
+        while True:
+            try:
+                await self.send_due()
+                if loop.time() - last_purge > 600:
+                    await repository.purge_finished(self._db, now_us() - KEEP_SECONDS * _US)
+                    last_purge = loop.time()
+            except Exception:  # the database is away a moment: try again next time
+                logger.warning("email notices: sending due notices failed", exc_info=True)
+            await asyncio.sleep(POLL_SECONDS)
+
+    async def send_due(self) -> None:
+        now = now_us()
+        for user_id in await repository.due_creators(self._db, now, CREATORS_PER_ROUND):
+            await self._send_to(user_id, now)
+
+    async def _send_to(self, user_id: str, now: int) -> None:
+        rows = await repository.due_notices(
+            self._db, user_id=user_id, now=now, limit=NOTICES_PER_MAIL
+        )
+        until = now + LEASE_SECONDS * _US
+        claimed = [
+            row
+            for row in rows
+            if await repository.claim_notice(
+                self._db, notice_id=row["id"], seen_at=row["next_attempt_at"], until=until
+            )
+        ]
+        if not claimed:
+            return
+        found = await repository.recipient(self._db, user_id)
+        texts = await message_texts(self._db, [row["message_id"] for row in claimed], [])
+        shown = [texts[row["message_id"]] for row in claimed if row["message_id"] in texts]
+        if found is None or not shown:  # turned off, address changed, or messages deleted
+            await self._finish(claimed, "dropped")
+            return
+        mail = notice_mail(self._settings, to=found["email"], user_id=user_id, texts=shown)
+        try:
+            await self._mailer.send(mail)
+        except ServiceUnavailable:
+            await self._retry(claimed)
+            return
+        self.sent += 1
+        await self._finish(claimed, "sent")
+
+    async def _retry(self, claimed: Sequence[Row]) -> None:
+        now = now_us()
+        why = "the mail server refused or did not answer"
+        for row in claimed:
+            retry_at = now + int(self._timing.wait_seconds(row["attempts"] + 1) * _US)
+            if retry_at - row["created_at"] > self._timing.give_up_seconds * _US:
+                self.failed += 1
+                await repository.finish_notice(
+                    self._db,
+                    notice_id=row["id"],
+                    status="failed",
+                    next_attempt_at=now,
+                    error=why,
+                    finished_at=now,
+                )
+                continue
+            self.retried += 1
+            await repository.finish_notice(
+                self._db,
+                notice_id=row["id"],
+                status="pending",
+                next_attempt_at=retry_at,
+                error=why,
+                finished_at=None,
+            )
+
+    async def _finish(self, claimed: Sequence[Row], status: str) -> None:
+        now = now_us()
+        for row in claimed:
+            await repository.finish_notice(
+                self._db,
+                notice_id=row["id"],
+                status=status,
+                next_attempt_at=now,
+                error=None,
+                finished_at=now,
+            )

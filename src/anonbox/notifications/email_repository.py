@@ -1,0 +1,175 @@
+"""SQL for e-mail notices: each creator's choice and confirmed address
+(``email_notice_settings``), and the notices waiting to be mailed (``email_notices``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from anonbox.core.database import Connection, Row
+
+
+async def choice_of(conn: Connection, user_id: str) -> Row | None:
+    """The account's address and sign-in, with its choice (NULLs when never made)."""
+    return await conn.fetchrow(
+        "SELECT u.email, u.google_sub, s.mode, s.confirmed_address, s.confirmation_sent_at"
+        " FROM users u LEFT JOIN email_notice_settings s ON s.user_id = u.id WHERE u.id = $1",
+        user_id,
+    )
+
+
+async def has_signed_in(conn: Connection, user_id: str) -> bool:
+    """Whether the account ever had a session: only a verified sign-in starts one."""
+    found = await conn.fetchrow("SELECT 1 FROM sessions WHERE user_id = $1 LIMIT 1", user_id)
+    return found is not None
+
+
+async def save_choice(
+    conn: Connection,
+    *,
+    user_id: str,
+    mode: str,
+    confirmed_address: str | None,
+    confirmation_sent_at: int | None,
+    at: int,
+) -> None:
+    await conn.execute(
+        "INSERT INTO email_notice_settings (user_id, mode, confirmed_address,"
+        " confirmation_sent_at, updated_at) VALUES ($1, $2, $3, $4, $5)"
+        " ON CONFLICT (user_id) DO UPDATE SET mode = excluded.mode,"
+        " confirmed_address = excluded.confirmed_address,"
+        " confirmation_sent_at = excluded.confirmation_sent_at, updated_at = excluded.updated_at",
+        user_id,
+        mode,
+        confirmed_address,
+        confirmation_sent_at,
+        at,
+    )
+
+
+async def confirm_address(conn: Connection, *, user_id: str, address: str, at: int) -> bool:
+    """Confirm ``address`` if it is still the account's; False otherwise."""
+    changed = await conn.execute(
+        "UPDATE email_notice_settings SET confirmed_address = $2, updated_at = $3"
+        " WHERE user_id = $1 AND $2 = (SELECT email FROM users WHERE id = $1)",
+        user_id,
+        address,
+        at,
+    )
+    return changed == 1
+
+
+async def turn_off(conn: Connection, *, user_id: str, at: int) -> None:
+    """Notices off, and the ones waiting dropped."""
+    await conn.execute(
+        "UPDATE email_notice_settings SET mode = 'off', updated_at = $2 WHERE user_id = $1",
+        user_id,
+        at,
+    )
+    await drop_pending(conn, user_id=user_id, at=at)
+
+
+async def drop_pending(conn: Connection, *, user_id: str, at: int) -> None:
+    await conn.execute(
+        "UPDATE email_notices SET status = 'dropped', finished_at = $2"
+        " WHERE user_id = $1 AND status = 'pending'",
+        user_id,
+        at,
+    )
+
+
+async def subscribers(conn: Connection, user_ids: Sequence[str]) -> dict[str, str]:
+    """The mode of each of these creators who gets notices at a confirmed address."""
+    modes: dict[str, str] = {}
+    for user_id in sorted(set(user_ids)):
+        row = await conn.fetchrow(
+            "SELECT s.mode FROM email_notice_settings s JOIN users u ON u.id = s.user_id"
+            " WHERE s.user_id = $1 AND s.mode <> 'off' AND s.confirmed_address = u.email",
+            user_id,
+        )
+        if row is not None:
+            modes[user_id] = row["mode"]
+    return modes
+
+
+async def insert_notice(
+    conn: Connection, *, notice_id: str, user_id: str, message_id: str, at: int, due: int
+) -> None:
+    await conn.execute(
+        "INSERT INTO email_notices (id, user_id, message_id, created_at, status, attempts,"
+        " next_attempt_at) VALUES ($1, $2, $3, $4, 'pending', 0, $5)",
+        notice_id,
+        user_id,
+        message_id,
+        at,
+        due,
+    )
+
+
+async def due_creators(conn: Connection, now: int, limit: int) -> list[str]:
+    """Creators with notices due, the longest waiting first."""
+    rows = await conn.fetch(
+        "SELECT user_id, MIN(id) AS first FROM email_notices"
+        " WHERE status = 'pending' AND next_attempt_at <= $1"
+        " GROUP BY user_id ORDER BY first LIMIT $2",
+        now,
+        limit,
+    )
+    return [row["user_id"] for row in rows]
+
+
+async def due_notices(conn: Connection, *, user_id: str, now: int, limit: int) -> Sequence[Row]:
+    return await conn.fetch(
+        "SELECT id, message_id, attempts, created_at, next_attempt_at FROM email_notices"
+        " WHERE user_id = $1 AND status = 'pending' AND next_attempt_at <= $2"
+        " ORDER BY id LIMIT $3",
+        user_id,
+        now,
+        limit,
+    )
+
+
+async def claim_notice(conn: Connection, *, notice_id: str, seen_at: int, until: int) -> bool:
+    """Take a notice for one attempt (until ``until``); False if another instance has."""
+    claimed = await conn.execute(
+        "UPDATE email_notices SET next_attempt_at = $3"
+        " WHERE id = $1 AND status = 'pending' AND next_attempt_at = $2",
+        notice_id,
+        seen_at,
+        until,
+    )
+    return claimed == 1
+
+
+async def recipient(conn: Connection, user_id: str) -> Row | None:
+    """Where a creator's notices go now: their confirmed address, if notices are on."""
+    return await conn.fetchrow(
+        "SELECT u.email FROM email_notice_settings s JOIN users u ON u.id = s.user_id"
+        " WHERE s.user_id = $1 AND s.mode <> 'off' AND s.confirmed_address = u.email",
+        user_id,
+    )
+
+
+async def finish_notice(
+    conn: Connection,
+    *,
+    notice_id: str,
+    status: str,
+    next_attempt_at: int,
+    error: str | None,
+    finished_at: int | None,
+) -> None:
+    await conn.execute(
+        "UPDATE email_notices SET status = $2, attempts = attempts + 1, next_attempt_at = $3,"
+        " last_error = $4, finished_at = $5 WHERE id = $1",
+        notice_id,
+        status,
+        next_attempt_at,
+        error,
+        finished_at,
+    )
+
+
+async def purge_finished(conn: Connection, before: int) -> int:
+    return await conn.execute(
+        "DELETE FROM email_notices WHERE status <> 'pending' AND finished_at < $1", before
+    )

@@ -1,0 +1,97 @@
+"""HTTP endpoints for e-mail notices (``notifications.email_notices`` mails them)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import get, post, put
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.params import Dependency, Parameter
+
+from anonbox.auth.dependencies import SECURITY
+from anonbox.auth.service import Principal
+from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.envelope import BODY_ERRORS, OK, AnyRequest, Envelope, envelope, error_responses
+from anonbox.core.mail import Mailer
+from anonbox.notifications import email_service as service
+from anonbox.notifications.email_notices import CONFIRM_PATH, UNSUBSCRIBE_PATH
+from anonbox.notifications.email_schemas import EmailNoticesIn, EmailNoticesOut
+
+_TAGS = ["notifications"]
+Token = Annotated[str, Parameter(min_length=1, max_length=200, description="From the mail")]
+MailerDep = Annotated[Mailer | None, Dependency(skip_validation=True)]
+
+
+def provide_mailer(state: State) -> Mailer | None:
+    mailer: Mailer | None = state.mailer
+    return mailer
+
+
+@get(
+    "/notifications/email",
+    summary="Your e-mail notices: the mode, and whether the address is confirmed",
+    responses=error_responses(401, 503),
+    security=SECURITY,
+    tags=_TAGS,
+)
+async def email_notices(
+    request: AnyRequest, db: DB, creator: Principal
+) -> Envelope[OK, EmailNoticesOut]:
+    return envelope(
+        request, 200, "E-mail notices", await service.choice(db, user_id=creator.user_id)
+    )
+
+
+@put(
+    "/notifications/email",
+    summary="Choose e-mail notices: immediately, hourly or daily digest, or off",
+    description="Notices go to the account's address once it is confirmed: at once if "
+    "it was verified by signing in, otherwise after a click on the link this mails.",
+    dependencies={"mailer": Provide(provide_mailer, sync_to_thread=False)},
+    responses=error_responses(400, 401, *BODY_ERRORS, 503),
+    security=SECURITY,
+    tags=_TAGS,
+)
+async def choose_email_notices(
+    request: AnyRequest,
+    data: EmailNoticesIn,
+    db: DB,
+    settings: AppSettings,
+    mailer: MailerDep,
+    creator: Principal,
+) -> Envelope[OK, EmailNoticesOut]:
+    chosen = await service.choose(db, settings, mailer, creator=creator, mode=data.mode)
+    return envelope(request, 200, "E-mail notices saved", chosen)
+
+
+@get(
+    CONFIRM_PATH,
+    summary="Confirm the address e-mail notices go to (the link in the confirmation mail)",
+    responses=error_responses(400, 503),
+    tags=_TAGS,
+)
+async def confirm_email(
+    request: AnyRequest, db: DB, settings: AppSettings, token: Token
+) -> Envelope[OK, EmailNoticesOut]:
+    confirmed = await service.confirm(db, settings, token=token)
+    return envelope(request, 200, "Address confirmed", confirmed)
+
+
+@post(
+    UNSUBSCRIBE_PATH,
+    status_code=200,
+    summary="Turn e-mail notices off, without signing in (RFC 8058 one-click)",
+    description="The URL of every notice's List-Unsubscribe header; mail programs POST "
+    "`List-Unsubscribe=One-Click` to it.",
+    responses=error_responses(400, 503),
+    tags=_TAGS,
+)
+async def unsubscribe(
+    request: AnyRequest, db: DB, settings: AppSettings, token: Token
+) -> Envelope[OK, None]:
+    await service.unsubscribe(db, settings, token=token)
+    return envelope(request, 200, "E-mail notices turned off", None)
+
+
+ROUTES = [email_notices, choose_email_notices, confirm_email, unsubscribe]

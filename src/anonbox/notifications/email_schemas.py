@@ -1,0 +1,24 @@
+"""What the e-mail notice endpoints of the API take and answer."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+import msgspec
+
+Mode = Literal["off", "immediately", "hourly", "daily"]
+MODES: tuple[Mode, ...] = get_args(Mode)
+# confirmed: notices go to it; confirmation_sent: a link was mailed and awaits a click;
+# unconfirmed: not yet asked (choose a mode other than off to be sent the link).
+AddressState = Literal["confirmed", "confirmation_sent", "unconfirmed"]
+
+
+class EmailNoticesIn(msgspec.Struct, forbid_unknown_fields=True):
+    mode: Mode
+
+
+class EmailNoticesOut(msgspec.Struct):
+    mode: Mode
+    address: str  # the account's address: the only one notices go to
+    address_state: AddressState
+    active: bool  # notices are being mailed: a mode other than off, to a confirmed address
