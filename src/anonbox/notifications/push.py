@@ -1,0 +1,333 @@
+"""Web Push: the channel that records a push per new message and device, and the worker
+that sends them.
+
+A push is a JSON notice, ``{"title", "body", "url"}``, encrypted for the device
+(RFC 8291 ``aes128gcm``, ``pywebpush``) and sent with a VAPID token (RFC 8292,
+``py-vapid``) signed by the service's key pair, made on first start and kept in the
+database so that every instance signs with the same one. The body says only that a
+message came, or its first words if the creator chose that for the device; never
+anything about the sender.
+
+The push service answers 201 (accepted): the delivery row is deleted, with what it
+carried. 429 or 5xx, or no answer: tried again after its ``Retry-After`` or a growing
+wait, until ``give_up_seconds``. 404 or 410: the subscription is gone, and so is its row.
+Endpoints must be https URLs to public addresses, resolved and pinned as webhooks are,
+unless ``ANONBOX_PUSH_ALLOW_LOCAL`` is set (tests).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import msgspec
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from py_vapid import Vapid02  # type: ignore[import-untyped]
+from pywebpush import WebPusher  # type: ignore[import-untyped]
+
+from anonbox.core.clock import now_us
+from anonbox.core.database import Connection, Database
+from anonbox.core.errors import ValidationFailed
+from anonbox.core.ids import new_ulid
+from anonbox.notifications import push_repository as repository
+from anonbox.notifications.relay import Event
+from anonbox.notifications.webhooks import Undeliverable, pinned_address
+
+logger = logging.getLogger("anonbox.notifications")
+
+_US = 1_000_000
+ATTEMPT_TIMEOUT_SECONDS = 10.0
+LEASE_SECONDS = 60  # an attempt in progress holds its delivery this long
+MAX_WAIT_SECONDS = 3600
+POLL_SECONDS = 0.5
+CONCURRENT_ATTEMPTS = 20
+TTL_SECONDS = 24 * 3600  # how long the push service keeps a notice for an offline device
+TOKEN_SECONDS = 12 * 3600  # a VAPID token's life (RFC 8292: at most 24 hours)
+PREVIEW_WORDS = 12
+PREVIEW_CHARACTERS = 80
+TITLE = "New anonymous message"
+NO_PREVIEW = "Open your inbox to read it"
+
+
+@dataclass(frozen=True, slots=True)
+class PushSettings:
+    # http:// endpoints and loopback/private addresses: tests only.
+    allow_local: bool = False
+    # The VAPID ``sub``: how a push service reaches the operator (mailto: or https:).
+    contact: str = "mailto:anonbox@localhost"
+    retry_seconds: float = 5.0  # the first retry's wait; each next one 4 times longer
+    give_up_seconds: int = 24 * 3600
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> PushSettings:
+        env = os.environ if environ is None else environ
+        defaults = cls()
+        return cls(
+            allow_local=env.get("ANONBOX_PUSH_ALLOW_LOCAL", "").lower() in {"1", "true", "yes"},
+            contact=env.get("ANONBOX_PUSH_CONTACT", defaults.contact),
+            retry_seconds=float(env.get("ANONBOX_PUSH_RETRY_SECONDS", defaults.retry_seconds)),
+            give_up_seconds=int(env.get("ANONBOX_PUSH_GIVE_UP_SECONDS", defaults.give_up_seconds)),
+        )
+
+
+def check_endpoint(endpoint: str, *, allow_local: bool) -> None:
+    """A push service's URL: https (http too, when local endpoints are allowed)."""
+    parts = urlsplit(endpoint)
+    schemes = {"https", "http"} if allow_local else {"https"}
+    if parts.scheme not in schemes or not parts.hostname:
+        raise ValidationFailed("The subscription's endpoint must be an https:// URL")
+
+
+def _b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+async def vapid_keys(db: Database) -> tuple[str, str]:
+    """The service's VAPID key pair (private scalar, public point; base64url), made by
+    whichever instance asks first."""
+    row = await repository.vapid_keys(db)
+    if row is None:
+        key = ec.generate_private_key(ec.SECP256R1())
+        public = key.public_key().public_bytes(
+            serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint
+        )
+        await repository.offer_vapid_keys(
+            db,
+            private_key=_b64url(key.private_numbers().private_value.to_bytes(32, "big")),
+            public_key=_b64url(public),
+            at=now_us(),
+        )
+        row = await repository.vapid_keys(db)
+        assert row is not None
+    return str(row["private_key"]), str(row["public_key"])
+
+
+def preview_of(text: str) -> str:
+    words = text.split()
+    shown = " ".join(words[:PREVIEW_WORDS])
+    if len(shown) > PREVIEW_CHARACTERS:
+        shown = shown[:PREVIEW_CHARACTERS].rstrip()
+    return shown + ("…" if shown != " ".join(words) else "")
+
+
+def notice(event: Event, text: str | None) -> str:
+    """The push's JSON: that a message came (its first words only when ``text`` is given)."""
+    body = preview_of(text) if text else NO_PREVIEW
+    return msgspec.json.encode(
+        {"title": TITLE, "body": body, "url": f"/dashboard/links/{event.link_id}"}
+    ).decode()
+
+
+class PushChannel:
+    """Records a push per ``message.created`` event and device, in the relay's transaction."""
+
+    name = "push"
+
+    async def accept(self, conn: Connection, events: Sequence[Event]) -> None:
+        created = [e for e in events if e.kind == "message.created"]
+        if not created:
+            return
+        subscriptions = await repository.subscriptions_for(conn, [e.user_id for e in created])
+        if not subscriptions:
+            return
+        now = now_us()
+        for event in created:
+            plain: str | None = None
+            text: str | None = None
+            for subscription in subscriptions:
+                if subscription["user_id"] != event.user_id:
+                    continue
+                if subscription["preview"]:
+                    if text is None:
+                        found = await conn.fetchrow(
+                            "SELECT content FROM messages WHERE id = $1", event.message_id
+                        )
+                        text = str(found["content"]) if found is not None else ""
+                    payload = notice(event, text)
+                else:
+                    plain = plain or notice(event, None)
+                    payload = plain
+                await repository.insert_delivery(
+                    conn,
+                    delivery_id=new_ulid(now),
+                    subscription_id=subscription["id"],
+                    payload=payload,
+                    at=now,
+                )
+
+
+def encrypted(payload: str, *, endpoint: str, p256dh: str, auth: str) -> bytes:
+    """The payload encrypted for one device (RFC 8291, aes128gcm)."""
+    pusher = WebPusher({"endpoint": endpoint, "keys": {"p256dh": p256dh, "auth": auth}})
+    body = pusher.encode(payload.encode(), "aes128gcm")["body"]
+    assert isinstance(body, bytes)
+    return body
+
+
+def vapid_header(private_key: str, *, endpoint: str, contact: str) -> str:
+    """``vapid t=<JWT>, k=<public key>`` for the endpoint's origin (RFC 8292)."""
+    parts = urlsplit(endpoint)
+    origin = f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}"
+    claims = {"aud": origin, "sub": contact, "exp": int(now_us() / _US) + TOKEN_SECONDS}
+    signed = Vapid02.from_raw(private_key.encode()).sign(claims)
+    header = signed["Authorization"]
+    assert isinstance(header, str)
+    return header
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """A ``Retry-After`` in seconds or as an HTTP date; None if absent or unreadable."""
+    if not value:
+        return None
+    if value.strip().isdigit():
+        return float(value.strip())
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, moment.timestamp() - now_us() / _US)
+
+
+class PushSender:
+    """Sends due pushes, in a task each, on every instance (claims keep them apart)."""
+
+    def __init__(self, db: Database, settings: PushSettings) -> None:
+        self._db = db
+        self._settings = settings
+        self._slots = asyncio.Semaphore(CONCURRENT_ATTEMPTS)
+        self._running: set[asyncio.Task[None]] = set()
+        self._private_key: str | None = None
+        self.attempts = 0  # metrics: attempts made, pushes accepted, retries, give-ups, gone
+        self.delivered = 0
+        self.retried = 0
+        self.failed = 0
+        self.gone = 0
+
+    def stats(self) -> Mapping[str, int]:
+        return {
+            "attempts": self.attempts,
+            "delivered": self.delivered,
+            "retries": self.retried,
+            "failed": self.failed,
+            "subscriptions_gone": self.gone,
+            "in_flight": len(self._running),
+        }
+
+    async def run(self) -> None:
+        async with httpx.AsyncClient(timeout=ATTEMPT_TIMEOUT_SECONDS) as http:
+            while True:
+                try:
+                    if self._private_key is None:
+                        self._private_key, _ = await vapid_keys(self._db)
+                    await self._start_due(http, self._private_key)
+                except Exception:  # the database is away a moment: try again next time
+                    logger.warning("push: looking for due pushes failed", exc_info=True)
+                await asyncio.sleep(POLL_SECONDS)
+
+    async def _start_due(self, http: httpx.AsyncClient, private_key: str) -> None:
+        free = CONCURRENT_ATTEMPTS - len(self._running)
+        if free <= 0:
+            return
+        now = now_us()
+        for row in await repository.due_deliveries(self._db, now, free):
+            claimed = await repository.claim_delivery(
+                self._db,
+                delivery_id=row["id"],
+                seen_at=row["next_attempt_at"],
+                until=now + LEASE_SECONDS * _US,
+            )
+            if claimed:
+                task = asyncio.create_task(self._attempt(http, private_key, dict(row)))
+                self._running.add(task)
+                task.add_done_callback(self._running.discard)
+
+    async def _attempt(
+        self, http: httpx.AsyncClient, private_key: str, delivery: dict[str, object]
+    ) -> None:
+        async with self._slots:
+            status_code, retry_after, error = await self._send(http, private_key, delivery)
+        self.attempts += 1
+        delivery_id = str(delivery["id"])
+        if status_code is not None and 200 <= status_code < 300:
+            self.delivered += 1
+            await repository.delete_delivery(self._db, delivery_id)
+            return
+        if status_code in {404, 410}:
+            self.gone += 1
+            await repository.forget_subscription(self._db, str(delivery["subscription_id"]))
+            return
+        if status_code is not None and status_code != 429 and status_code < 500:
+            # 400, 403, 413…: trying again would be refused the same way.
+            self.failed += 1
+            logger.warning("push: the push service refused a notice (HTTP %s)", status_code)
+            await repository.delete_delivery(self._db, delivery_id)
+            return
+        attempts = int(str(delivery["attempts"])) + 1
+        wait = retry_after
+        if wait is None:
+            wait = min(self._settings.retry_seconds * 4.0 ** (attempts - 1), MAX_WAIT_SECONDS)
+        now = now_us()
+        retry_at = now + int(wait * _US)
+        if retry_at - int(str(delivery["created_at"])) > self._settings.give_up_seconds * _US:
+            self.failed += 1
+            logger.warning("push: gave up on a notice (last: %s)", error or status_code)
+            await repository.delete_delivery(self._db, delivery_id)
+            return
+        self.retried += 1
+        await repository.retry_delivery(
+            self._db, delivery_id=delivery_id, attempts=attempts, next_attempt_at=retry_at
+        )
+
+    async def _send(
+        self, http: httpx.AsyncClient, private_key: str, delivery: dict[str, object]
+    ) -> tuple[int | None, float | None, str | None]:
+        """One attempt: the status code and its Retry-After, or None and why none."""
+        endpoint = str(delivery["endpoint"])
+        allow_local = self._settings.allow_local
+        try:
+            check_endpoint(endpoint, allow_local=allow_local)
+            address = await pinned_address(endpoint, allow_private=allow_local)
+        except (Undeliverable, ValidationFailed) as exc:
+            return None, None, str(exc)
+        body = encrypted(
+            str(delivery["payload"]),
+            endpoint=endpoint,
+            p256dh=str(delivery["p256dh"]),
+            auth=str(delivery["auth"]),
+        )
+        parts = urlsplit(endpoint)
+        netloc = f"[{address}]" if ":" in address else address
+        if parts.port:
+            netloc += f":{parts.port}"
+        target = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
+        headers = {
+            "Host": parts.netloc.rsplit("@", 1)[-1],
+            "Authorization": vapid_header(
+                private_key, endpoint=endpoint, contact=self._settings.contact
+            ),
+            "Content-Encoding": "aes128gcm",
+            "Content-Type": "application/octet-stream",
+            "TTL": str(TTL_SECONDS),
+            "Urgency": "normal",
+        }
+        try:
+            answer = await http.post(
+                target,
+                content=body,
+                headers=headers,
+                extensions={"sni_hostname": parts.hostname or ""}
+                if parts.scheme == "https"
+                else {},
+                follow_redirects=False,
+            )
+        except httpx.HTTPError as exc:
+            return None, None, type(exc).__name__
+        return answer.status_code, retry_after_seconds(answer.headers.get("Retry-After")), None

@@ -1,0 +1,344 @@
+"""Web Push, received by a push service on loopback that checks each request's VAPID
+token (RFC 8292) and decrypts its body (RFC 8291, aes128gcm) with the device keys the
+test made: the notice says a message came (its first words only if the device opted
+in), a 429 is retried and delivered once, a 410 removes the subscription, a muted
+message sends nothing. Each test runs on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import http_ece  # type: ignore[import-untyped]
+import httpx
+import jwt
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from tests.actions import assert_error, post_message
+from tests.conftest import Creator, make_creator_in
+from tests.server import Server
+from tests.support.push_wiring import PushServer
+from tests.support.signin import signin_link_command
+
+NO_PREVIEW = "Open your inbox to read it"
+
+
+def b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def unb64url(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+@dataclass
+class Device:
+    """A browser's push subscription: its endpoint and the keys only it holds."""
+
+    endpoint: str
+    key: ec.EllipticCurvePrivateKey
+    auth: bytes
+
+    def subscription(self, preview: bool = False) -> dict[str, Any]:
+        point = self.key.public_key().public_bytes(
+            serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint
+        )
+        return {
+            "endpoint": self.endpoint,
+            "expirationTime": None,
+            "keys": {"p256dh": b64url(point), "auth": b64url(self.auth)},
+            "preview": preview,
+        }
+
+
+@dataclass
+class PushService:
+    """Accepts pushes for its devices: checks VAPID, decrypts, answers as told."""
+
+    port: int = 0
+    devices: dict[str, Device] = field(default_factory=dict)
+    answers: dict[str, list[tuple[int, dict[str, str]]]] = field(default_factory=dict)
+    accepted: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    attempts: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def device(self) -> Device:
+        path = f"/push/{uuid.uuid4().hex}"
+        made = Device(self.origin + path, ec.generate_private_key(ec.SECP256R1()), os.urandom(16))
+        self.devices[path] = made
+        return made
+
+    def receive(self, path: str, headers: dict[str, str], body: bytes) -> dict[str, Any]:
+        """One push, checked and decrypted (an AssertionError says what is wrong)."""
+        self.attempts[path] = self.attempts.get(path, 0) + 1
+        scheme, _, params = headers.get("authorization", "").partition(" ")
+        parts = dict(part.strip().split("=", 1) for part in params.split(",") if "=" in part)
+        assert scheme == "vapid", headers.get("authorization")
+        signer = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), unb64url(parts["k"]))
+        claims = jwt.decode(
+            parts["t"],
+            signer,
+            algorithms=["ES256"],
+            audience=self.origin,
+            options={"require": ["exp", "sub", "aud"]},
+        )
+        assert time.time() < claims["exp"] <= time.time() + 24 * 3600, claims
+        assert claims["sub"], claims
+        assert headers.get("content-encoding") == "aes128gcm", headers
+        assert int(headers["ttl"]) > 0, headers
+        device = self.devices[path]
+        plain = http_ece.decrypt(
+            body, private_key=device.key, auth_secret=device.auth, version="aes128gcm"
+        )
+        found = json.loads(plain)
+        assert isinstance(found, dict)
+        return found
+
+    def answer(self, path: str) -> tuple[int, dict[str, str]]:
+        queued = self.answers.get(path) or []
+        return queued.pop(0) if queued else (201, {})
+
+
+@pytest.fixture
+def push_service() -> Iterator[PushService]:
+    state = PushService()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            try:
+                notice = state.receive(self.path, headers, body)
+            except Exception as exc:  # the test reads it, not a traceback on stderr
+                state.problems.append(f"{type(exc).__name__}: {exc}")
+                status, extra = 400, {}
+            else:
+                status, extra = state.answer(self.path)
+                if 200 <= status < 300:
+                    state.accepted.setdefault(self.path, []).append(notice)
+            self.send_response(status)
+            for name, value in extra.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state.port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield state
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def pushed(
+    request: pytest.FixtureRequest,
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Server]:
+    log = tmp_path_factory.mktemp("push-logs") / f"{request.param}.log"
+    env = {"ANONBOX_PUSH_ALLOW_LOCAL": "true", "ANONBOX_PUSH_RETRY_SECONDS": "0.2"}
+    running = PushServer(database_url_factory(request.param), log, env=env).start(60)
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def api(pushed: Server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=pushed.url, timeout=30) as client:
+        yield client
+
+
+def subscribe(api: httpx.Client, creator: Creator, device: Device, preview: bool = False) -> str:
+    added = api.post(
+        "/push/subscriptions", json=device.subscription(preview), headers=creator.headers
+    )
+    assert added.status_code == 201, added.text
+    return str(added.json()["data"]["id"])
+
+
+def listed(api: httpx.Client, creator: Creator) -> list[str]:
+    answer = api.get("/push/subscriptions", headers=creator.headers)
+    assert answer.status_code == 200, answer.text
+    return [item["id"] for item in answer.json()["data"]["items"]]
+
+
+def wait_for(check: Callable[[], bool], seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "not in time"
+        time.sleep(0.1)
+
+
+def path_of(device: Device) -> str:
+    return "/" + device.endpoint.split("/", 3)[3]
+
+
+def test_the_vapid_key_is_made_once_and_kept(pushed: Server, api: httpx.Client) -> None:
+    first = api.get("/push/key").json()["data"]["public_key"]
+    assert api.get("/push/key").json()["data"]["public_key"] == first
+    point = unb64url(first)
+    assert len(point) == 65
+    assert point[0] == 4
+
+
+def test_a_push_is_signed_encrypted_retried_after_429_and_a_410_removes_the_device(
+    pushed: Server, api: httpx.Client, push_service: PushService
+) -> None:
+    creator = make_creator_in(pushed.database_url)
+    device = push_service.device()
+    path = path_of(device)
+    subscription_id = subscribe(api, creator, device)
+    assert listed(api, creator) == [subscription_id]
+
+    post_message(api, creator.link_id, "my secret question about pineapples")
+    wait_for(lambda: len(push_service.accepted.get(path, [])) == 1)
+    assert push_service.problems == []
+    assert push_service.accepted[path][0] == {
+        "title": "New anonymous message",
+        "body": NO_PREVIEW,
+        "url": f"/dashboard/links/{creator.link_id}",
+    }
+
+    push_service.answers[path] = [(429, {"Retry-After": "1"})]
+    before = push_service.attempts[path]
+    post_message(api, creator.link_id, "second")
+    wait_for(lambda: len(push_service.accepted[path]) == 2)
+    assert push_service.attempts[path] == before + 2  # the 429, then the accepted one
+    time.sleep(1.5)
+    assert len(push_service.accepted[path]) == 2  # delivered once
+    assert push_service.problems == []
+
+    push_service.answers[path] = [(410, {})]
+    post_message(api, creator.link_id, "third")
+    wait_for(lambda: listed(api, creator) == [])
+    attempts = push_service.attempts[path]
+    post_message(api, creator.link_id, "fourth")
+    time.sleep(1.5)
+    assert push_service.attempts[path] == attempts  # nothing more to a gone device
+    assert len(push_service.accepted[path]) == 2
+
+
+def test_first_words_only_for_a_device_that_opted_in(
+    pushed: Server, api: httpx.Client, push_service: PushService
+) -> None:
+    creator = make_creator_in(pushed.database_url)
+    plain, previewing = push_service.device(), push_service.device()
+    subscribe(api, creator, plain)
+    subscribe(api, creator, previewing, preview=True)
+    words = " ".join(f"word{n}" for n in range(20))
+    post_message(api, creator.link_id, words)
+    wait_for(lambda: all(push_service.accepted.get(path_of(d)) for d in (plain, previewing)))
+    assert push_service.accepted[path_of(plain)][0]["body"] == NO_PREVIEW
+    assert "word0" not in json.dumps(push_service.accepted[path_of(plain)])
+    shown = push_service.accepted[path_of(previewing)][0]
+    assert shown["body"] == " ".join(f"word{n}" for n in range(12)) + "…"
+    assert set(shown) == {"title", "body", "url"}  # nothing about the sender
+    assert push_service.problems == []
+
+
+def test_a_muted_message_sends_nothing(
+    pushed: Server, api: httpx.Client, push_service: PushService
+) -> None:
+    creator = make_creator_in(pushed.database_url)
+    device = push_service.device()
+    subscribe(api, creator, device, preview=True)
+    muted = api.post("/muted-words", json={"word": "durian"}, headers=creator.headers)
+    assert muted.status_code == 201, muted.text
+    post_message(api, creator.link_id, "I love durian")
+    post_message(api, creator.link_id, "an ordinary question")
+    wait_for(lambda: bool(push_service.accepted.get(path_of(device))))
+    time.sleep(1.0)
+    assert [p["body"] for p in push_service.accepted[path_of(device)]] == ["an ordinary question"]
+
+
+def test_a_device_is_stored_once_per_endpoint_and_removable(
+    pushed: Server, api: httpx.Client, push_service: PushService
+) -> None:
+    creator = make_creator_in(pushed.database_url)
+    device = push_service.device()
+    first = subscribe(api, creator, device)
+    assert subscribe(api, creator, device, preview=True) == first
+    items = api.get("/push/subscriptions", headers=creator.headers).json()["data"]["items"]
+    assert [(i["id"], i["preview"]) for i in items] == [(first, True)]
+
+    other = make_creator_in(pushed.database_url)
+    assert_error(api.delete(f"/push/subscriptions/{first}", headers=other.headers), 404)
+    removed = api.delete(f"/push/subscriptions/{first}", headers=creator.headers)
+    assert removed.status_code == 200, removed.text
+    assert listed(api, creator) == []
+
+    bad = device.subscription()
+    bad["endpoint"] = "ftp://push.example/x"
+    assert_error(api.post("/push/subscriptions", json=bad, headers=creator.headers), 400)
+    bad = device.subscription()
+    bad["keys"]["auth"] = b64url(b"short")
+    assert_error(api.post("/push/subscriptions", json=bad, headers=creator.headers), 400)
+
+
+def test_the_service_worker_is_served_at_the_root(pushed: Server, api: httpx.Client) -> None:
+    worker = api.get("/sw.js")
+    assert worker.status_code == 200
+    assert worker.headers["content-type"].startswith("text/javascript")
+    assert "showNotification" in worker.text
+    assert "notificationclick" in worker.text
+
+
+def test_the_dashboard_page_stores_and_removes_this_device(
+    pushed: Server, push_service: PushService
+) -> None:
+    browser = httpx.Client(base_url=pushed.url, timeout=30, headers={"Origin": pushed.url})
+    with browser:
+        signed_in = browser.get(signin_link_command(pushed, f"{uuid.uuid4().hex[:10]}@example.com"))
+        assert signed_in.status_code == 303
+        page = browser.get("/dashboard/push")
+        assert page.status_code == 200
+        key = browser.get("/push/key").json()["data"]["public_key"]
+        assert f'data-vapid-key="{key}"' in page.text
+        assert '<script src="/static/push.js"' in page.text
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+        assert token is not None
+        device = push_service.device()
+        posted = browser.post(
+            "/dashboard/push/subscriptions",
+            data={
+                "csrf_token": token.group(1),
+                "subscription": json.dumps(device.subscription()),
+                "preview": "on",
+            },
+        )
+        assert posted.status_code == 303, posted.text
+        page = browser.get("/dashboard/push")
+        found = re.search(r'data-subscription-id="([0-9a-zA-Z]{26})"', page.text)
+        assert found is not None
+        assert "first words" in page.text
+        removed = browser.post(
+            f"/dashboard/push/subscriptions/{found.group(1)}/delete",
+            data={"csrf_token": token.group(1)},
+        )
+        assert removed.status_code == 303, removed.text
+        assert "data-subscription-id" not in browser.get("/dashboard/push").text
+        refused = browser.post(
+            "/dashboard/push/subscriptions",
+            data={"subscription": json.dumps(device.subscription())},
+        )
+        assert refused.status_code == 403
