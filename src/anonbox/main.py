@@ -41,6 +41,8 @@ from anonbox.links.router import ROUTES as LINK_ROUTES
 from anonbox.messages.router import ROUTES as MESSAGE_ROUTES
 from anonbox.moderation.router import ROUTES as MODERATION_ROUTES
 from anonbox.notifications.fanout import Hub, feed_for, provide_hub
+from anonbox.notifications.push import PushChannel, PushSender, PushSettings
+from anonbox.notifications.push_router import ROUTES as PUSH_ROUTES
 from anonbox.notifications.relay import Relay
 from anonbox.notifications.router import ROUTES as NOTIFICATION_ROUTES
 from anonbox.notifications.webhooks import WebhookChannel, WebhookDeliverer
@@ -96,12 +98,14 @@ def create_app(
         app.state.mailer = mailer_from_settings(settings)
         app.state.cards = CardCache()
         app.state.hub = Hub()
-        relay = Relay(app.state.db, channels=[WebhookChannel()])
+        relay = Relay(app.state.db, channels=[WebhookChannel(), PushChannel()])
         webhooks = WebhookDeliverer(app.state.db, settings)
+        push = PushSender(app.state.db, PushSettings.from_env())
         background = [
             asyncio.create_task(feed_for(app.state.db, settings.database_url, app.state.hub).run()),
             asyncio.create_task(relay.run()),
             asyncio.create_task(webhooks.run()),
+            asyncio.create_task(push.run()),
         ]
         http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
         app.state.oidc = OIDCClient(settings, http) if settings.google_client_id else None
@@ -112,6 +116,7 @@ def create_app(
             metrics.watch("live", "Live updates", app.state.hub.stats)
             metrics.watch("outbox", "The outbox relay", relay.stats)
             metrics.watch("webhooks", "Webhook deliveries", webhooks.stats)
+            metrics.watch("push", "Web Push deliveries", push.stats)
             if metrics.directory:  # other workers may answer the scrape: keep ours fresh
                 refresher = asyncio.create_task(metrics.refresh_forever())
         try:
@@ -139,6 +144,7 @@ def create_app(
             *SAFETY_ROUTES,
             *MODERATION_ROUTES,
             *NOTIFICATION_ROUTES,
+            *PUSH_ROUTES,
             healthz,
             readyz,
             openapi_document,

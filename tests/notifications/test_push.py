@@ -28,7 +28,6 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from tests.actions import assert_error, post_message
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
-from tests.support.push_wiring import PushServer
 from tests.support.signin import signin_link_command
 
 NO_PREVIEW = "Open your inbox to read it"
@@ -157,7 +156,7 @@ def pushed(
 ) -> Iterator[Server]:
     log = tmp_path_factory.mktemp("push-logs") / f"{request.param}.log"
     env = {"ANONBOX_PUSH_ALLOW_LOCAL": "true", "ANONBOX_PUSH_RETRY_SECONDS": "0.2"}
-    running = PushServer(database_url_factory(request.param), log, env=env).start(60)
+    running = Server(database_url_factory(request.param), log, env=env).start(60)
     yield running
     running.stop()
 

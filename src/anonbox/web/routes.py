@@ -12,6 +12,7 @@ from anonbox.web import (
     inbox,
     notifications,
     public,
+    push,
     share_card,
     signin,
 )
@@ -26,6 +27,7 @@ ROUTES: list[ControllerRouterHandler] = [
         *events.ROUTES,
         *account.ROUTES,
         *notifications.ROUTES,
+        *push.ROUTES,
         *apidocs.ROUTES,
         *public.ROUTES,
         *share_card.ROUTES,
