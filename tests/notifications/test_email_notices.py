@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import email
 import email.policy
+import re
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from email.message import EmailMessage
@@ -22,6 +24,7 @@ from tests.actions import assert_error, post_message
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server, free_port
 from tests.support.mail import Mailbox, text_of
+from tests.support.signin import signin_link_command
 
 DIGEST_SECONDS = 4  # the "hourly" digest's period here
 SENDER_AGENT = "SenderAgent/7.7 (the-sender-himself)"
@@ -213,6 +216,47 @@ def test_off_sends_nothing(noticed: Server, api: httpx.Client, mailbox: Refusing
     assert notices_to(mailbox.mailbox, address) == []
     assert notices_to(mailbox.mailbox, str(state["address"])) == []
     assert mailbox.mailbox.to(str(state["address"])) == []
+
+
+def test_an_address_verified_by_signing_in_needs_no_confirmation_mail(
+    noticed: Server, api: httpx.Client, mailbox: RefusingHandler
+) -> None:
+    address = f"signed-in-{uuid.uuid4().hex[:8]}@example.com"
+    opened = api.get(signin_link_command(noticed, address))  # the link, opened in a browser
+    assert opened.status_code == 303, opened.text
+    session = {"X-API-Key": opened.cookies["anonbox_session"]}
+    chosen = api.put("/notifications/email", json={"mode": "immediately"}, headers=session)
+    assert chosen.status_code == 200, chosen.text
+    assert chosen.json()["data"]["address_state"] == "confirmed"
+    assert chosen.json()["data"]["active"] is True
+    [link] = api.get("/links", headers=session).json()["data"]["items"]
+    post_message(api, link["id"], "straight to a proven address")
+    notice = mailbox.mailbox.wait_for(address)  # the first mail: no confirmation before it
+    assert "straight to a proven address" in text_of(notice)
+
+
+def test_the_dashboard_form_chooses_a_digest(noticed: Server, mailbox: RefusingHandler) -> None:
+    address = f"dashboard-{uuid.uuid4().hex[:8]}@example.com"
+    with httpx.Client(base_url=noticed.url, timeout=30) as browser:
+        opened = browser.get(signin_link_command(noticed, address))
+        assert opened.status_code == 303, opened.text
+        page = browser.get("/dashboard/notifications")
+        assert page.status_code == 200, page.text
+        [csrf] = re.findall(r'name="csrf_token" value="([^"]+)"', page.text)[:1]
+        chosen = browser.post(
+            "/dashboard/email-notices", data={"csrf_token": csrf, "mode": "daily"}
+        )
+        assert chosen.status_code == 303, chosen.text
+        assert chosen.headers["location"] == "/dashboard/notifications"
+        refused = browser.post(
+            "/dashboard/email-notices", data={"csrf_token": csrf, "mode": "weekly"}
+        )
+        assert refused.status_code == 400, refused.text
+        session = {"X-API-Key": browser.cookies["anonbox_session"]}
+        state = browser.get("/notifications/email", headers=session).json()["data"]
+    expected = {"mode": "daily", "address": address, "address_state": "confirmed", "active": True}
+    assert state == expected
+    assert mailbox.mailbox.to(address) == []  # a daily digest: nothing yet
 
 
 def test_nothing_is_mailed_before_the_address_is_confirmed(

@@ -19,7 +19,7 @@ import hashlib
 import hmac
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from email.message import EmailMessage
 
@@ -188,9 +188,13 @@ class EmailNoticeSender:
         self._settings = settings
         self._mailer = mailer
         self._timing = NoticeTiming.from_settings(settings)
-        self.sent = 0  # metrics: mails sent, attempts that failed, notices given up
+        self.sent = 0  # mails sent, attempts to be retried, notices given up
         self.retried = 0
         self.failed = 0
+
+    def stats(self) -> Mapping[str, int]:
+        """For /metrics."""
+        return {"sent": self.sent, "retried": self.retried, "failed": self.failed}
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
