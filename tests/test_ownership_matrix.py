@@ -16,6 +16,7 @@ message comes from a sender of its own: blocks made here silence no other case.
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import json
 import re
@@ -26,6 +27,8 @@ from typing import Any, Literal
 
 import httpx
 import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from anonbox.auth.service import create_creator, grant_admin
 from anonbox.auth.sessions import open_session
@@ -81,6 +84,8 @@ PATH_KEYS = {
     "word_id": "word",
     "key_id": "key",
     "report_id": "report",
+    "webhook_id": "webhook",
+    "subscription_id": "subscription",
 }
 
 _senders = itertools.count(1)
@@ -236,6 +241,37 @@ def fresh_key(w: World, a: Actor) -> Target:
     return Target({"key": made["id"]})
 
 
+def webhook_body() -> dict[str, Any]:
+    return {"url": f"https://example.org/{uuid.uuid4().hex}"}
+
+
+def fresh_webhook(w: World, a: Actor) -> Target:
+    for earlier in w.ok("GET", "/webhooks", a.key)["items"]:  # a creator may keep 10
+        w.ok("DELETE", f"/webhooks/{earlier['id']}", a.key)
+    made = w.ok("POST", "/webhooks", a.key, json=webhook_body())
+    a.identity |= {made["id"], made["url"], made["secret"]}
+    return Target({"webhook": made["id"]})
+
+
+def subscription_body() -> dict[str, Any]:
+    """A device's subscription, with a real P-256 key as a browser would make."""
+    device = ec.generate_private_key(ec.SECP256R1()).public_key()
+    point = device.public_bytes(Encoding.X962, PublicFormat.UncompressedPoint)
+    return {
+        "endpoint": f"https://push.example.org/{uuid.uuid4().hex}",
+        "keys": {
+            "p256dh": base64.urlsafe_b64encode(point).rstrip(b"=").decode(),
+            "auth": base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode(),
+        },
+    }
+
+
+def fresh_subscription(w: World, a: Actor) -> Target:
+    made = w.ok("POST", "/push/subscriptions", a.key, json=subscription_body())
+    a.identity |= {made["id"], made["endpoint"]}
+    return Target({"subscription": made["id"]})
+
+
 def fresh_report(w: World, a: Actor) -> Target:
     target = fresh_message(w, a)
     path = f"/message/{a.link_id}/{target.ids['message']}/report"
@@ -368,6 +404,64 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("mute", "POST", "/muted-words", "creator", 201, body=word_body, mutates=True),
     Endpoint(
         "unmute", "DELETE", "/muted-words/{word_id}", "creator", 200, fresh_word, mutates=True
+    ),
+    # notifications
+    Endpoint("list-webhooks", "GET", "/webhooks", "creator", 200),
+    Endpoint("add-webhook", "POST", "/webhooks", "creator", 201, body=webhook_body, mutates=True),
+    Endpoint(
+        "remove-webhook",
+        "DELETE",
+        "/webhooks/{webhook_id}",
+        "creator",
+        200,
+        fresh_webhook,
+        mutates=True,
+    ),
+    Endpoint(
+        "webhook-deliveries",
+        "GET",
+        "/webhooks/{webhook_id}/deliveries",
+        "creator",
+        200,
+        fresh_webhook,
+    ),
+    Endpoint(
+        "test-webhook",
+        "POST",
+        "/webhooks/{webhook_id}/test",
+        "creator",
+        201,
+        fresh_webhook,
+        mutates=True,
+    ),
+    Endpoint("list-devices", "GET", "/push/subscriptions", "creator", 200),
+    Endpoint(
+        "add-device",
+        "POST",
+        "/push/subscriptions",
+        "creator",
+        201,
+        body=subscription_body,
+        mutates=True,
+    ),
+    Endpoint(
+        "remove-device",
+        "DELETE",
+        "/push/subscriptions/{subscription_id}",
+        "creator",
+        200,
+        fresh_subscription,
+        mutates=True,
+    ),
+    Endpoint("email-notices", "GET", "/notifications/email", "creator", 200),
+    Endpoint(
+        "choose-email-notices",
+        "PUT",
+        "/notifications/email",
+        "creator",
+        200,
+        body=lambda: {"mode": "off"},
+        mutates=True,
     ),
     # auth
     Endpoint("profile", "GET", "/user", "creator", 200),
@@ -601,6 +695,11 @@ def observe(w: World, target: Target | None, holder: Actor) -> dict[str, Any]:
         seen["blocks"] = picked(view(w, "/blocks", key), "id", ids["block"])
     if "word" in ids:
         seen["muted"] = picked(view(w, "/muted-words", key), "id", ids["word"])
+    if "webhook" in ids:
+        seen["webhooks"] = picked(view(w, "/webhooks", key), "id", ids["webhook"])
+    if "subscription" in ids:
+        devices = view(w, "/push/subscriptions", key)
+        seen["devices"] = picked(devices, "id", ids["subscription"])
     if "key" in ids:
         seen["keys"] = picked(view(w, "/auth/api-keys", holder.signed_in), "id", ids["key"])
     if "report" in ids:

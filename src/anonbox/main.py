@@ -40,6 +40,8 @@ from anonbox.links.dependencies import owned_link, viewed_link
 from anonbox.links.router import ROUTES as LINK_ROUTES
 from anonbox.messages.router import ROUTES as MESSAGE_ROUTES
 from anonbox.moderation.router import ROUTES as MODERATION_ROUTES
+from anonbox.notifications.email_notices import EmailNoticeChannel, EmailNoticeSender
+from anonbox.notifications.email_router import ROUTES as EMAIL_NOTICE_ROUTES
 from anonbox.notifications.fanout import Hub, feed_for, provide_hub
 from anonbox.notifications.push import PushChannel, PushSender, PushSettings
 from anonbox.notifications.push_router import ROUTES as PUSH_ROUTES
@@ -98,14 +100,20 @@ def create_app(
         app.state.mailer = mailer_from_settings(settings)
         app.state.cards = CardCache()
         app.state.hub = Hub()
-        relay = Relay(app.state.db, channels=[WebhookChannel(), PushChannel()])
+        relay = Relay(
+            app.state.db,
+            channels=[WebhookChannel(), PushChannel(), EmailNoticeChannel(settings)],
+        )
         webhooks = WebhookDeliverer(app.state.db, settings)
         push = PushSender(app.state.db, PushSettings.from_env())
+        mailer = app.state.mailer
+        email = None if mailer is None else EmailNoticeSender(app.state.db, settings, mailer)
         background = [
             asyncio.create_task(feed_for(app.state.db, settings.database_url, app.state.hub).run()),
             asyncio.create_task(relay.run()),
             asyncio.create_task(webhooks.run()),
             asyncio.create_task(push.run()),
+            *([] if email is None else [asyncio.create_task(email.run())]),
         ]
         http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
         app.state.oidc = OIDCClient(settings, http) if settings.google_client_id else None
@@ -117,6 +125,8 @@ def create_app(
             metrics.watch("outbox", "The outbox relay", relay.stats)
             metrics.watch("webhooks", "Webhook deliveries", webhooks.stats)
             metrics.watch("push", "Web Push deliveries", push.stats)
+            if email is not None:
+                metrics.watch("email_notices", "E-mail notices", email.stats)
             if metrics.directory:  # other workers may answer the scrape: keep ours fresh
                 refresher = asyncio.create_task(metrics.refresh_forever())
         try:
@@ -145,6 +155,7 @@ def create_app(
             *MODERATION_ROUTES,
             *NOTIFICATION_ROUTES,
             *PUSH_ROUTES,
+            *EMAIL_NOTICE_ROUTES,
             healthz,
             readyz,
             openapi_document,

@@ -54,6 +54,13 @@ class Settings:
     webhook_allow_private: bool = False
     webhook_retry_seconds: float = 5.0
     webhook_give_up_seconds: int = 26 * 3600
+    # E-mail notices: how long the hourly and daily digests gather (shorter in tests), the
+    # first retry's wait when the mail server refuses (each next 4 times longer, at most
+    # 4 h), and how long a notice is retried before it is given up.
+    email_hourly_seconds: int = 3600
+    email_daily_seconds: int = 24 * 3600
+    email_retry_seconds: float = 30.0
+    email_give_up_seconds: int = 3 * 24 * 3600
     limit_card: Limit = field(default=Limit("card", 60, 60))
     limit_report: Limit = field(default=Limit("report", 10, 600))
     sender_key_rotation_hours: int = 24
@@ -161,6 +168,11 @@ class Settings:
         except ValueError:
             raise ConfigurationError("ANONBOX_WEBHOOK_RETRY_SECONDS must be a number") from None
 
+        try:
+            email_retry_seconds = float(env.get("ANONBOX_EMAIL_RETRY_SECONDS") or 30)
+        except ValueError:
+            raise ConfigurationError("ANONBOX_EMAIL_RETRY_SECONDS must be a number") from None
+
         durable = env.get("ANONBOX_DURABLE_COMMITS", "true").lower()
         if durable not in {"true", "false"}:
             raise ConfigurationError("ANONBOX_DURABLE_COMMITS must be true or false")
@@ -200,6 +212,14 @@ class Settings:
             webhook_retry_seconds=retry_seconds,
             webhook_give_up_seconds=number(
                 "ANONBOX_WEBHOOK_GIVE_UP_SECONDS", defaults.webhook_give_up_seconds
+            ),
+            email_hourly_seconds=number(
+                "ANONBOX_EMAIL_HOURLY_SECONDS", defaults.email_hourly_seconds
+            ),
+            email_daily_seconds=number("ANONBOX_EMAIL_DAILY_SECONDS", defaults.email_daily_seconds),
+            email_retry_seconds=email_retry_seconds,
+            email_give_up_seconds=number(
+                "ANONBOX_EMAIL_GIVE_UP_SECONDS", defaults.email_give_up_seconds
             ),
             proof_of_work_numbers=number(
                 "ANONBOX_PROOF_OF_WORK_NUMBERS", defaults.proof_of_work_numbers

@@ -18,7 +18,6 @@ import base64
 import hashlib
 import hmac
 import logging
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from email.message import EmailMessage
@@ -60,17 +59,11 @@ class NoticeTiming:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> NoticeTiming:
-        # Until core.settings holds these fields, read straight from the environment.
-        del settings
-        env = os.environ
-        defaults = cls()
         return cls(
-            hourly_seconds=int(env.get("ANONBOX_EMAIL_HOURLY_SECONDS") or defaults.hourly_seconds),
-            daily_seconds=int(env.get("ANONBOX_EMAIL_DAILY_SECONDS") or defaults.daily_seconds),
-            retry_seconds=float(env.get("ANONBOX_EMAIL_RETRY_SECONDS") or defaults.retry_seconds),
-            give_up_seconds=int(
-                env.get("ANONBOX_EMAIL_GIVE_UP_SECONDS") or defaults.give_up_seconds
-            ),
+            hourly_seconds=settings.email_hourly_seconds,
+            daily_seconds=settings.email_daily_seconds,
+            retry_seconds=settings.email_retry_seconds,
+            give_up_seconds=settings.email_give_up_seconds,
         )
 
     def due(self, mode: str, at: int) -> int:

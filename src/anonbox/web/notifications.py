@@ -18,6 +18,7 @@ from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
+from anonbox.notifications import email_service
 from anonbox.notifications import service as notifications
 from anonbox.notifications.schemas import EVENT_KINDS
 from anonbox.web.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
@@ -53,6 +54,7 @@ async def _page(
         "dashboard_notifications.html",
         {
             "profile": await accounts.profile(db, user_id=user_id),
+            "email_notices": await email_service.choice(db, user_id=user_id),
             "webhooks": hooks,
             "deliveries": deliveries,
             "event_kinds": EVENT_KINDS,

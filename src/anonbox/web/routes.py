@@ -7,6 +7,7 @@ from litestar.types import ControllerRouterHandler
 from anonbox.web import (
     account,
     apidocs,
+    email_notices,
     events,
     home,
     inbox,
@@ -27,6 +28,7 @@ ROUTES: list[ControllerRouterHandler] = [
         *events.ROUTES,
         *account.ROUTES,
         *notifications.ROUTES,
+        *email_notices.ROUTES,
         *push.ROUTES,
         *apidocs.ROUTES,
         *public.ROUTES,
