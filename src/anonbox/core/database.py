@@ -323,6 +323,9 @@ class PostgresDatabase:
             max_size=20,
             timeout=5,
             command_timeout=30,
+            # Give idle connections back to the server soon: every worker also holds one
+            # LISTEN connection (notifications.fanout), and the server's slots are shared.
+            max_inactive_connection_lifetime=10,
             server_settings={} if durable else {"synchronous_commit": "off"},
         )
         return cls(pool)

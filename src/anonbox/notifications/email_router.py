@@ -19,7 +19,12 @@ from anonbox.notifications.email_notices import CONFIRM_PATH, UNSUBSCRIBE_PATH
 from anonbox.notifications.email_schemas import EmailNoticesIn, EmailNoticesOut
 
 _TAGS = ["notifications"]
-Token = Annotated[str, Parameter(min_length=1, max_length=200, description="From the mail")]
+Token = Annotated[
+    str,
+    Parameter(
+        min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._=-]+$", description="From the mail"
+    ),
+]
 MailerDep = Annotated[Mailer | None, Dependency(skip_validation=True)]
 
 

@@ -80,6 +80,8 @@ class PushSettings:
 
 def check_endpoint(endpoint: str, *, allow_local: bool) -> None:
     """A push service's URL: https (http too, when local endpoints are allowed)."""
+    if not endpoint.isprintable() or any(character.isspace() for character in endpoint):
+        raise ValidationFailed("The subscription's endpoint must be an https:// URL")
     parts = urlsplit(endpoint)
     schemes = {"https", "http"} if allow_local else {"https"}
     if parts.scheme not in schemes or not parts.hostname:

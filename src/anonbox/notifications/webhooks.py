@@ -58,6 +58,8 @@ class Undeliverable(Exception):
 
 def check_url(url: str, *, allow_private: bool) -> None:
     """Refuse what is not an http(s) URL to a host, or names a private address outright."""
+    if not _printable_url(url):
+        raise ValidationFailed("The webhook URL may not contain spaces or control characters")
     parts = urlsplit(url)
     if parts.scheme not in {"http", "https"} or not parts.hostname:
         raise ValidationFailed("The webhook URL must be an http:// or https:// URL")
@@ -70,6 +72,11 @@ def check_url(url: str, *, allow_private: bool) -> None:
             or (literal is not None and not literal.is_global)
         ):
             raise ValidationFailed("The webhook URL may not point to a private or local address")
+
+
+def _printable_url(url: str) -> bool:
+    """No spaces, control characters or NUL: what a URL never holds unencoded."""
+    return url.isprintable() and not any(character.isspace() for character in url)
 
 
 def _literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
