@@ -245,6 +245,8 @@ def test_a_test_event_can_be_sent_on_request(hooked: Server, receiver: Receiver)
         "http://[::1]/hook",
         "ftp://example.org/hook",
         "not a url",
+        "https://example.org/a\x00b",  # PostgreSQL refuses a NUL: a 400, never a 500
+        "https://example.org/a b",
     ],
 )
 def test_private_and_odd_destinations_are_refused_by_default(
@@ -342,3 +344,14 @@ def test_two_instances_deliver_each_event_once(
             server.stop()
     delivered = [b["data"]["message_id"] for b in receiver.bodies()]
     assert delivered == ids
+
+
+@pytest.mark.parametrize("token", ["\x00", "a\x00.b", "abc def", "x" * 201])
+def test_a_malformed_mail_token_is_a_400(api: httpx.Client, token: str) -> None:
+    for method, path in [
+        ("GET", "/notifications/email/confirm"),
+        ("POST", "/notifications/unsubscribe"),
+    ]:
+        answer = api.request(method, path, params={"token": token})
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["error"]["code"] == "validation_failed"
