@@ -40,14 +40,11 @@ from anonbox.links.dependencies import owned_link, viewed_link
 from anonbox.links.router import ROUTES as LINK_ROUTES
 from anonbox.messages.router import ROUTES as MESSAGE_ROUTES
 from anonbox.moderation.router import ROUTES as MODERATION_ROUTES
-from anonbox.notifications.email_notices import EmailNoticeChannel, EmailNoticeSender
 from anonbox.notifications.email_router import ROUTES as EMAIL_NOTICE_ROUTES
 from anonbox.notifications.fanout import Hub, feed_for, provide_hub
-from anonbox.notifications.push import PushChannel, PushSender, PushSettings
 from anonbox.notifications.push_router import ROUTES as PUSH_ROUTES
-from anonbox.notifications.relay import Relay
 from anonbox.notifications.router import ROUTES as NOTIFICATION_ROUTES
-from anonbox.notifications.webhooks import WebhookChannel, WebhookDeliverer
+from anonbox.notifications.worker import NotificationWorker
 from anonbox.safety.gate import Gate
 from anonbox.safety.router import ROUTES as SAFETY_ROUTES
 from anonbox.safety.senders import SenderKeys
@@ -100,20 +97,12 @@ def create_app(
         app.state.mailer = mailer_from_settings(settings)
         app.state.cards = CardCache()
         app.state.hub = Hub()
-        relay = Relay(
-            app.state.db,
-            channels=[WebhookChannel(), PushChannel(), EmailNoticeChannel(settings)],
+        worker = NotificationWorker.for_service(
+            app.state.db, settings, app.state.mailer, app.state.hub.activity
         )
-        webhooks = WebhookDeliverer(app.state.db, settings)
-        push = PushSender(app.state.db, PushSettings.from_env())
-        mailer = app.state.mailer
-        email = None if mailer is None else EmailNoticeSender(app.state.db, settings, mailer)
         background = [
             asyncio.create_task(feed_for(app.state.db, settings.database_url, app.state.hub).run()),
-            asyncio.create_task(relay.run()),
-            asyncio.create_task(webhooks.run()),
-            asyncio.create_task(push.run()),
-            *([] if email is None else [asyncio.create_task(email.run())]),
+            asyncio.create_task(worker.run()),
         ]
         http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
         app.state.oidc = OIDCClient(settings, http) if settings.google_client_id else None
@@ -122,11 +111,8 @@ def create_app(
             metrics.watch_database(app.state.db.stats)
             metrics.watch("cards", "Share cards", app.state.cards.stats)
             metrics.watch("live", "Live updates", app.state.hub.stats)
-            metrics.watch("outbox", "The outbox relay", relay.stats)
-            metrics.watch("webhooks", "Webhook deliveries", webhooks.stats)
-            metrics.watch("push", "Web Push deliveries", push.stats)
-            if email is not None:
-                metrics.watch("email_notices", "E-mail notices", email.stats)
+            for part, title, stats in worker.stats():
+                metrics.watch(part, title, stats)
             if metrics.directory:  # other workers may answer the scrape: keep ours fresh
                 refresher = asyncio.create_task(metrics.refresh_forever())
         try:

@@ -61,3 +61,35 @@ def test_email_signin_is_offered_in_development_and_hidden_elsewhere_without_smt
 def test_a_public_url_must_be_http() -> None:
     with pytest.raises(ConfigurationError, match="ANONBOX_PUBLIC_URL"):
         Settings.from_env({"ANONBOX_PUBLIC_URL": "javascript:alert(1)"})
+
+
+def test_notification_settings_are_read_with_the_others() -> None:
+    settings = Settings.from_env(
+        {
+            "ANONBOX_PUSH_ALLOW_LOCAL": "true",
+            "ANONBOX_PUSH_CONTACT": "mailto:ops@example.org",
+            "ANONBOX_PUSH_RETRY_SECONDS": "0.2",
+            "ANONBOX_PUSH_GIVE_UP_SECONDS": "60",
+            "ANONBOX_WEBHOOK_RETRY_SECONDS": "1.5",
+        }
+    )
+    assert (settings.push_allow_local, settings.push_contact) == (True, "mailto:ops@example.org")
+    assert (settings.push_retry_seconds, settings.push_give_up_seconds) == (0.2, 60)
+    assert settings.webhook_retry_seconds == 1.5
+    assert not Settings.from_env({}).push_allow_local
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("ANONBOX_PUSH_ALLOW_LOCAL", "yes please"),
+        ("ANONBOX_PUSH_RETRY_SECONDS", "soon"),
+        ("ANONBOX_PUSH_RETRY_SECONDS", "-1"),
+        ("ANONBOX_PUSH_GIVE_UP_SECONDS", "a day"),
+        ("ANONBOX_WEBHOOK_ALLOW_PRIVATE", "1"),
+        ("ANONBOX_EMAIL_RETRY_SECONDS", "nan"),
+    ],
+)
+def test_a_bad_notification_setting_is_a_configuration_error(name: str, value: str) -> None:
+    with pytest.raises(ConfigurationError, match=name):
+        Settings.from_env({name: value})

@@ -53,6 +53,11 @@ class Database(Connection, Protocol):
     async def close(self) -> None: ...
 
 
+def placeholders(first: int, count: int) -> str:
+    """``$first, …`` for ``count`` parameters: a list in SQL both databases read the same."""
+    return ", ".join(f"${index}" for index in range(first, first + count))
+
+
 def driver_url(url: str) -> tuple[str, str]:
     """Split a plain URL into (dialect, what the driver takes)."""
     if url.startswith("sqlite:///"):

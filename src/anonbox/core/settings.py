@@ -61,6 +61,13 @@ class Settings:
     email_daily_seconds: int = 24 * 3600
     email_retry_seconds: float = 30.0
     email_give_up_seconds: int = 3 * 24 * 3600
+    # Web Push: http:// endpoints and local addresses only when allowed (tests); the VAPID
+    # ``sub`` a push service reaches the operator by (mailto: or https:); the first
+    # retry's wait (each next 4 times longer, at most 1 h) and how long a push is retried.
+    push_allow_local: bool = False
+    push_contact: str = "mailto:anonbox@localhost"
+    push_retry_seconds: float = 5.0
+    push_give_up_seconds: int = 24 * 3600
     limit_card: Limit = field(default=Limit("card", 60, 60))
     limit_report: Limit = field(default=Limit("report", 10, 600))
     sender_key_rotation_hours: int = 24
@@ -160,18 +167,23 @@ class Settings:
         if fail_open not in {"open", "closed"}:
             raise ConfigurationError("ANONBOX_RATE_LIMIT_FAIL must be open or closed")
 
-        allow_private = env.get("ANONBOX_WEBHOOK_ALLOW_PRIVATE", "false").lower()
-        if allow_private not in {"true", "false"}:
-            raise ConfigurationError("ANONBOX_WEBHOOK_ALLOW_PRIVATE must be true or false")
-        try:
-            retry_seconds = float(env.get("ANONBOX_WEBHOOK_RETRY_SECONDS") or 5)
-        except ValueError:
-            raise ConfigurationError("ANONBOX_WEBHOOK_RETRY_SECONDS must be a number") from None
+        def seconds(name: str, default: float) -> float:
+            raw = env.get(name)
+            if not raw:
+                return default
+            try:
+                value = float(raw)
+            except ValueError:
+                raise ConfigurationError(f"{name} must be a number, not {raw!r}") from None
+            if not value > 0:
+                raise ConfigurationError(f"{name} must be positive, not {raw!r}")
+            return value
 
-        try:
-            email_retry_seconds = float(env.get("ANONBOX_EMAIL_RETRY_SECONDS") or 30)
-        except ValueError:
-            raise ConfigurationError("ANONBOX_EMAIL_RETRY_SECONDS must be a number") from None
+        def flag(name: str) -> bool:
+            raw = env.get(name, "false").lower()
+            if raw not in {"true", "false"}:
+                raise ConfigurationError(f"{name} must be true or false, not {raw!r}")
+            return raw == "true"
 
         durable = env.get("ANONBOX_DURABLE_COMMITS", "true").lower()
         if durable not in {"true", "false"}:
@@ -208,8 +220,10 @@ class Settings:
             limit_sender=limit("ANONBOX_LIMIT_SENDER", defaults.limit_sender),
             limit_link=limit("ANONBOX_LIMIT_LINK", defaults.limit_link),
             limit_service=limit("ANONBOX_LIMIT_SERVICE", defaults.limit_service),
-            webhook_allow_private=allow_private == "true",
-            webhook_retry_seconds=retry_seconds,
+            webhook_allow_private=flag("ANONBOX_WEBHOOK_ALLOW_PRIVATE"),
+            webhook_retry_seconds=seconds(
+                "ANONBOX_WEBHOOK_RETRY_SECONDS", defaults.webhook_retry_seconds
+            ),
             webhook_give_up_seconds=number(
                 "ANONBOX_WEBHOOK_GIVE_UP_SECONDS", defaults.webhook_give_up_seconds
             ),
@@ -217,9 +231,17 @@ class Settings:
                 "ANONBOX_EMAIL_HOURLY_SECONDS", defaults.email_hourly_seconds
             ),
             email_daily_seconds=number("ANONBOX_EMAIL_DAILY_SECONDS", defaults.email_daily_seconds),
-            email_retry_seconds=email_retry_seconds,
+            email_retry_seconds=seconds(
+                "ANONBOX_EMAIL_RETRY_SECONDS", defaults.email_retry_seconds
+            ),
             email_give_up_seconds=number(
                 "ANONBOX_EMAIL_GIVE_UP_SECONDS", defaults.email_give_up_seconds
+            ),
+            push_allow_local=flag("ANONBOX_PUSH_ALLOW_LOCAL"),
+            push_contact=env.get("ANONBOX_PUSH_CONTACT") or defaults.push_contact,
+            push_retry_seconds=seconds("ANONBOX_PUSH_RETRY_SECONDS", defaults.push_retry_seconds),
+            push_give_up_seconds=number(
+                "ANONBOX_PUSH_GIVE_UP_SECONDS", defaults.push_give_up_seconds
             ),
             proof_of_work_numbers=number(
                 "ANONBOX_PROOF_OF_WORK_NUMBERS", defaults.proof_of_work_numbers

@@ -13,12 +13,11 @@ creator's id. When the SMTP server refuses or is down, the notices are tried aga
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import hmac
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from email.message import EmailMessage
 
@@ -29,6 +28,7 @@ from anonbox.core.ids import new_ulid
 from anonbox.core.mail import Mailer, compose
 from anonbox.core.settings import Settings
 from anonbox.notifications import email_repository as repository
+from anonbox.notifications.courier import Outcome, backoff_seconds
 from anonbox.notifications.relay import Event
 from anonbox.notifications.repository import MESSAGE_CREATED, message_texts
 
@@ -40,9 +40,6 @@ SETTINGS_PAGE = "/dashboard/notifications"
 DEVELOPMENT_URL = "http://127.0.0.1:8000"  # as ``anonbox serve`` prints it
 SUBJECT = "New anonymous message"
 MAX_WAIT_SECONDS = 4 * 3600
-LEASE_SECONDS = 60  # an attempt in progress holds its notices this long (SMTP waits 15 s)
-POLL_SECONDS = 0.5
-CREATORS_PER_ROUND = 20
 NOTICES_PER_MAIL = 50
 KEEP_SECONDS = 24 * 3600  # sent and dropped notices, then purged
 _US = 1_000_000
@@ -72,9 +69,6 @@ class NoticeTiming:
             return at
         period = (self.hourly_seconds if mode == "hourly" else self.daily_seconds) * _US
         return (at // period + 1) * period
-
-    def wait_seconds(self, attempts: int) -> float:
-        return min(self.retry_seconds * 4.0 ** (attempts - 1), MAX_WAIT_SECONDS)
 
 
 # --- tokens -----------------------------------------------------------------------------
@@ -173,76 +167,66 @@ def notice_mail(settings: Settings, *, to: str, user_id: str, texts: Sequence[st
     return message
 
 
-class EmailNoticeSender:
-    """Mails due notices, one mail per creator, on every instance (claims keep them apart)."""
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """A creator's due notices, taken together for one mail."""
+
+    user_id: str
+    notices: Sequence[Row]
+
+
+class EmailCourier:
+    """Mails a creator's due notices as one mail (a digest when there are several)."""
+
+    name = "email_notices"
+    title = "E-mail notice"
 
     def __init__(self, db: Database, settings: Settings, mailer: Mailer) -> None:
         self._db = db
         self._settings = settings
         self._mailer = mailer
         self._timing = NoticeTiming.from_settings(settings)
-        self.sent = 0  # mails sent, attempts to be retried, notices given up
-        self.retried = 0
-        self.failed = 0
 
-    def stats(self) -> Mapping[str, int]:
-        """For /metrics."""
-        return {"sent": self.sent, "retried": self.retried, "failed": self.failed}
+    async def due(self, now: int, limit: int, busy: Sequence[str]) -> Sequence[Row]:
+        return await repository.due_creators(self._db, now, limit, busy)
 
-    async def run(self) -> None:
-        loop = asyncio.get_running_loop()
-        last_purge = 0.0
-        while True:
-            try:
-                await self.send_due()
-                if loop.time() - last_purge > 600:
-                    await repository.purge_finished(self._db, now_us() - KEEP_SECONDS * _US)
-                    last_purge = loop.time()
-            except Exception:  # the database is away a moment: try again next time
-                logger.warning("email notices: sending due notices failed", exc_info=True)
-            await asyncio.sleep(POLL_SECONDS)
-
-    async def send_due(self) -> None:
-        now = now_us()
-        for user_id in await repository.due_creators(self._db, now, CREATORS_PER_ROUND):
-            await self._send_to(user_id, now)
-
-    async def _send_to(self, user_id: str, now: int) -> None:
-        rows = await repository.due_notices(
-            self._db, user_id=user_id, now=now, limit=NOTICES_PER_MAIL
+    async def claim(self, row: Row, until: int) -> Claimed | None:
+        notices = await repository.claim_due_notices(
+            self._db, user_id=row["user_id"], now=now_us(), until=until, limit=NOTICES_PER_MAIL
         )
-        until = now + LEASE_SECONDS * _US
-        claimed = [
-            row
-            for row in rows
-            if await repository.claim_notice(
-                self._db, notice_id=row["id"], seen_at=row["next_attempt_at"], until=until
-            )
-        ]
-        if not claimed:
-            return
-        found = await repository.recipient(self._db, user_id)
-        texts = await message_texts(self._db, [row["message_id"] for row in claimed], [])
-        shown = [texts[row["message_id"]] for row in claimed if row["message_id"] in texts]
+        if not notices:
+            return None
+        return Claimed(str(row["user_id"]), sorted(notices, key=lambda notice: notice["id"]))
+
+    async def attempt(self, job: Claimed) -> Outcome:
+        found = await repository.recipient(self._db, job.user_id)
+        texts = await message_texts(self._db, [row["message_id"] for row in job.notices], [])
+        shown = [texts[row["message_id"]] for row in job.notices if row["message_id"] in texts]
         if found is None or not shown:  # turned off, address changed, or messages deleted
-            await self._finish(claimed, "dropped")
-            return
-        mail = notice_mail(self._settings, to=found["email"], user_id=user_id, texts=shown)
+            await self._finish(job.notices, "dropped")
+            return Outcome.GONE
+        mail = notice_mail(self._settings, to=found["email"], user_id=job.user_id, texts=shown)
         try:
             await self._mailer.send(mail)
         except ServiceUnavailable:
-            await self._retry(claimed)
-            return
-        self.sent += 1
-        await self._finish(claimed, "sent")
+            return await self._retry(job.notices)
+        await self._finish(job.notices, "sent")
+        return Outcome.DELIVERED
 
-    async def _retry(self, claimed: Sequence[Row]) -> None:
+    async def purge(self) -> None:
+        await repository.purge_finished(self._db, now_us() - KEEP_SECONDS * _US)
+
+    async def _retry(self, claimed: Sequence[Row]) -> Outcome:
         now = now_us()
         why = "the mail server refused or did not answer"
+        outcome = Outcome.RETRY
         for row in claimed:
-            retry_at = now + int(self._timing.wait_seconds(row["attempts"] + 1) * _US)
+            wait = backoff_seconds(
+                self._timing.retry_seconds, row["attempts"] + 1, MAX_WAIT_SECONDS
+            )
+            retry_at = now + int(wait * _US)
             if retry_at - row["created_at"] > self._timing.give_up_seconds * _US:
-                self.failed += 1
+                outcome = Outcome.FAILED
                 await repository.finish_notice(
                     self._db,
                     notice_id=row["id"],
@@ -252,7 +236,6 @@ class EmailNoticeSender:
                     finished_at=now,
                 )
                 continue
-            self.retried += 1
             await repository.finish_notice(
                 self._db,
                 notice_id=row["id"],
@@ -261,6 +244,7 @@ class EmailNoticeSender:
                 error=why,
                 finished_at=None,
             )
+        return outcome
 
     async def _finish(self, claimed: Sequence[Row], status: str) -> None:
         now = now_us()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from anonbox.core.database import Connection, Row
+from anonbox.core.database import Connection, Row, placeholders
 
 
 async def choice_of(conn: Connection, user_id: str) -> Row | None:
@@ -79,16 +79,16 @@ async def drop_pending(conn: Connection, *, user_id: str, at: int) -> None:
 
 async def subscribers(conn: Connection, user_ids: Sequence[str]) -> dict[str, str]:
     """The mode of each of these creators who gets notices at a confirmed address."""
-    modes: dict[str, str] = {}
-    for user_id in sorted(set(user_ids)):
-        row = await conn.fetchrow(
-            "SELECT s.mode FROM email_notice_settings s JOIN users u ON u.id = s.user_id"
-            " WHERE s.user_id = $1 AND s.mode <> 'off' AND s.confirmed_address = u.email",
-            user_id,
-        )
-        if row is not None:
-            modes[user_id] = row["mode"]
-    return modes
+    users = sorted(set(user_ids))
+    if not users:
+        return {}
+    rows = await conn.fetch(
+        "SELECT s.user_id, s.mode FROM email_notice_settings s JOIN users u ON u.id = s.user_id"  # noqa: S608 - placeholders only
+        f" WHERE s.user_id IN ({placeholders(1, len(users))})"
+        " AND s.mode <> 'off' AND s.confirmed_address = u.email",
+        *users,
+    )
+    return {row["user_id"]: row["mode"] for row in rows}
 
 
 async def insert_notice(
@@ -105,39 +105,37 @@ async def insert_notice(
     )
 
 
-async def due_creators(conn: Connection, now: int, limit: int) -> list[str]:
-    """Creators with notices due, the longest waiting first."""
-    rows = await conn.fetch(
-        "SELECT user_id, MIN(id) AS first FROM email_notices"
-        " WHERE status = 'pending' AND next_attempt_at <= $1"
+async def due_creators(
+    conn: Connection, now: int, limit: int, busy: Sequence[str] = ()
+) -> Sequence[Row]:
+    """Creators with notices due (``user_id``), the longest waiting first, not in ``busy``."""
+    skip = f" AND user_id NOT IN ({placeholders(3, len(busy))})" if busy else ""
+    return await conn.fetch(
+        "SELECT user_id, MIN(id) AS first FROM email_notices"  # noqa: S608 - placeholders only
+        f" WHERE status = 'pending' AND next_attempt_at <= $1{skip}"
         " GROUP BY user_id ORDER BY first LIMIT $2",
         now,
         limit,
+        *busy,
     )
-    return [row["user_id"] for row in rows]
 
 
-async def due_notices(conn: Connection, *, user_id: str, now: int, limit: int) -> Sequence[Row]:
+async def claim_due_notices(
+    conn: Connection, *, user_id: str, now: int, until: int, limit: int
+) -> Sequence[Row]:
+    """Take a creator's due notices (the oldest ``limit``) until ``until``, in one
+    statement: two instances never split one creator's notices between two mails."""
     return await conn.fetch(
-        "SELECT id, message_id, attempts, created_at, next_attempt_at FROM email_notices"
-        " WHERE user_id = $1 AND status = 'pending' AND next_attempt_at <= $2"
-        " ORDER BY id LIMIT $3",
+        "UPDATE email_notices SET next_attempt_at = $3"
+        " WHERE id IN (SELECT id FROM email_notices WHERE user_id = $1 AND status = 'pending'"
+        " AND next_attempt_at <= $2 ORDER BY id LIMIT $4)"
+        " AND status = 'pending' AND next_attempt_at <= $2"
+        " RETURNING id, message_id, attempts, created_at",
         user_id,
         now,
+        until,
         limit,
     )
-
-
-async def claim_notice(conn: Connection, *, notice_id: str, seen_at: int, until: int) -> bool:
-    """Take a notice for one attempt (until ``until``); False if another instance has."""
-    claimed = await conn.execute(
-        "UPDATE email_notices SET next_attempt_at = $3"
-        " WHERE id = $1 AND status = 'pending' AND next_attempt_at = $2",
-        notice_id,
-        seen_at,
-        until,
-    )
-    return claimed == 1
 
 
 async def recipient(conn: Connection, user_id: str) -> Row | None:

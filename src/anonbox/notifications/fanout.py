@@ -44,6 +44,8 @@ class Hub:
 
     def __init__(self) -> None:
         self._waiting: dict[str, set[asyncio.Event]] = {}
+        # Set on every publication, whoever waits: wakes the notification worker early.
+        self.activity = asyncio.Event()
 
     @contextlib.contextmanager
     def subscription(self, *keys: str) -> Iterator[asyncio.Event]:
@@ -62,10 +64,12 @@ class Hub:
                         del self._waiting[key]
 
     def publish(self, key: str) -> None:
+        self.activity.set()
         for woken in self._waiting.get(key, ()):
             woken.set()
 
     def publish_all(self) -> None:
+        self.activity.set()
         for waiting in self._waiting.values():
             for woken in waiting:
                 woken.set()

@@ -12,19 +12,17 @@ The push service answers 201 (accepted): the delivery row is deleted, with what 
 carried. 429 or 5xx, or no answer: tried again after its ``Retry-After`` or a growing
 wait, until ``give_up_seconds``. 404 or 410: the subscription is gone, and so is its row.
 Endpoints must be https URLs to public addresses, resolved and pinned as webhooks are,
-unless ``ANONBOX_PUSH_ALLOW_LOCAL`` is set (tests).
+unless ``ANONBOX_PUSH_ALLOW_LOCAL`` is set (tests). Pushes are attempted by the shared
+``courier.Dispatcher``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import logging
-import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from email.utils import parsedate_to_datetime
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import httpx
 import msgspec
@@ -34,48 +32,26 @@ from py_vapid import Vapid02  # type: ignore[import-untyped]
 from pywebpush import WebPusher  # type: ignore[import-untyped]
 
 from anonbox.core.clock import now_us
-from anonbox.core.database import Connection, Database
+from anonbox.core.database import Connection, Database, Row
 from anonbox.core.errors import ValidationFailed
 from anonbox.core.ids import new_ulid
+from anonbox.core.settings import Settings
 from anonbox.notifications import push_repository as repository
+from anonbox.notifications.courier import Outcome, backoff_seconds
+from anonbox.notifications.destinations import Undeliverable, pinned_target
 from anonbox.notifications.relay import Event
-from anonbox.notifications.webhooks import Undeliverable, pinned_address
+from anonbox.notifications.repository import message_texts
 
 logger = logging.getLogger("anonbox.notifications")
 
 _US = 1_000_000
-ATTEMPT_TIMEOUT_SECONDS = 10.0
-LEASE_SECONDS = 60  # an attempt in progress holds its delivery this long
 MAX_WAIT_SECONDS = 3600
-POLL_SECONDS = 0.5
-CONCURRENT_ATTEMPTS = 20
 TTL_SECONDS = 24 * 3600  # how long the push service keeps a notice for an offline device
 TOKEN_SECONDS = 12 * 3600  # a VAPID token's life (RFC 8292: at most 24 hours)
 PREVIEW_WORDS = 12
 PREVIEW_CHARACTERS = 80
 TITLE = "New anonymous message"
 NO_PREVIEW = "Open your inbox to read it"
-
-
-@dataclass(frozen=True, slots=True)
-class PushSettings:
-    # http:// endpoints and loopback/private addresses: tests only.
-    allow_local: bool = False
-    # The VAPID ``sub``: how a push service reaches the operator (mailto: or https:).
-    contact: str = "mailto:anonbox@localhost"
-    retry_seconds: float = 5.0  # the first retry's wait; each next one 4 times longer
-    give_up_seconds: int = 24 * 3600
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> PushSettings:
-        env = os.environ if environ is None else environ
-        defaults = cls()
-        return cls(
-            allow_local=env.get("ANONBOX_PUSH_ALLOW_LOCAL", "").lower() in {"1", "true", "yes"},
-            contact=env.get("ANONBOX_PUSH_CONTACT", defaults.contact),
-            retry_seconds=float(env.get("ANONBOX_PUSH_RETRY_SECONDS", defaults.retry_seconds)),
-            give_up_seconds=int(env.get("ANONBOX_PUSH_GIVE_UP_SECONDS", defaults.give_up_seconds)),
-        )
 
 
 def check_endpoint(endpoint: str, *, allow_local: bool) -> None:
@@ -140,28 +116,22 @@ class PushChannel:
         subscriptions = await repository.subscriptions_for(conn, [e.user_id for e in created])
         if not subscriptions:
             return
+        previewed = {s["user_id"] for s in subscriptions if s["preview"]}
+        texts = await message_texts(
+            conn, [e.message_id for e in created if e.user_id in previewed], []
+        )
         now = now_us()
         for event in created:
-            plain: str | None = None
-            text: str | None = None
+            plain = notice(event, None)
+            shown = notice(event, texts.get(event.message_id, ""))
             for subscription in subscriptions:
                 if subscription["user_id"] != event.user_id:
                     continue
-                if subscription["preview"]:
-                    if text is None:
-                        found = await conn.fetchrow(
-                            "SELECT content FROM messages WHERE id = $1", event.message_id
-                        )
-                        text = str(found["content"]) if found is not None else ""
-                    payload = notice(event, text)
-                else:
-                    plain = plain or notice(event, None)
-                    payload = plain
                 await repository.insert_delivery(
                     conn,
                     delivery_id=new_ulid(now),
                     subscription_id=subscription["id"],
-                    payload=payload,
+                    payload=shown if subscription["preview"] else plain,
                     at=now,
                 )
 
@@ -198,105 +168,66 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, moment.timestamp() - now_us() / _US)
 
 
-class PushSender:
-    """Sends due pushes, in a task each, on every instance (claims keep them apart)."""
+class PushCourier:
+    """Attempts a push: the notice encrypted for its device, to its push service."""
 
-    def __init__(self, db: Database, settings: PushSettings) -> None:
+    name = "push"
+    title = "Web Push"
+
+    def __init__(self, db: Database, settings: Settings, http: httpx.AsyncClient) -> None:
         self._db = db
         self._settings = settings
-        self._slots = asyncio.Semaphore(CONCURRENT_ATTEMPTS)
-        self._running: set[asyncio.Task[None]] = set()
+        self._http = http
         self._private_key: str | None = None
-        self.attempts = 0  # metrics: attempts made, pushes accepted, retries, give-ups, gone
-        self.delivered = 0
-        self.retried = 0
-        self.failed = 0
-        self.gone = 0
 
-    def stats(self) -> Mapping[str, int]:
-        return {
-            "attempts": self.attempts,
-            "delivered": self.delivered,
-            "retries": self.retried,
-            "failed": self.failed,
-            "subscriptions_gone": self.gone,
-            "in_flight": len(self._running),
-        }
+    async def due(self, now: int, limit: int, busy: Sequence[str]) -> Sequence[Row]:
+        return await repository.due_deliveries(self._db, now, limit, busy)
 
-    async def run(self) -> None:
-        async with httpx.AsyncClient(timeout=ATTEMPT_TIMEOUT_SECONDS) as http:
-            while True:
-                try:
-                    if self._private_key is None:
-                        self._private_key, _ = await vapid_keys(self._db)
-                    await self._start_due(http, self._private_key)
-                except Exception:  # the database is away a moment: try again next time
-                    logger.warning("push: looking for due pushes failed", exc_info=True)
-                await asyncio.sleep(POLL_SECONDS)
+    async def claim(self, row: Row, until: int) -> Row | None:
+        claimed = await repository.claim_delivery(
+            self._db, delivery_id=row["id"], seen_at=row["next_attempt_at"], until=until
+        )
+        return row if claimed else None
 
-    async def _start_due(self, http: httpx.AsyncClient, private_key: str) -> None:
-        free = CONCURRENT_ATTEMPTS - len(self._running)
-        if free <= 0:
-            return
-        now = now_us()
-        for row in await repository.due_deliveries(self._db, now, free):
-            claimed = await repository.claim_delivery(
-                self._db,
-                delivery_id=row["id"],
-                seen_at=row["next_attempt_at"],
-                until=now + LEASE_SECONDS * _US,
-            )
-            if claimed:
-                task = asyncio.create_task(self._attempt(http, private_key, dict(row)))
-                self._running.add(task)
-                task.add_done_callback(self._running.discard)
-
-    async def _attempt(
-        self, http: httpx.AsyncClient, private_key: str, delivery: dict[str, object]
-    ) -> None:
-        async with self._slots:
-            status_code, retry_after, error = await self._send(http, private_key, delivery)
-        self.attempts += 1
+    async def attempt(self, delivery: Row) -> Outcome:
+        if self._private_key is None:
+            self._private_key, _ = await vapid_keys(self._db)
+        status_code, retry_after, error = await self._send(self._private_key, delivery)
         delivery_id = str(delivery["id"])
         if status_code is not None and 200 <= status_code < 300:
-            self.delivered += 1
             await repository.delete_delivery(self._db, delivery_id)
-            return
+            return Outcome.DELIVERED
         if status_code in {404, 410}:
-            self.gone += 1
             await repository.forget_subscription(self._db, str(delivery["subscription_id"]))
-            return
+            return Outcome.GONE
         if status_code is not None and status_code != 429 and status_code < 500:
             # 400, 403, 413…: trying again would be refused the same way.
-            self.failed += 1
             logger.warning("push: the push service refused a notice (HTTP %s)", status_code)
             await repository.delete_delivery(self._db, delivery_id)
-            return
-        attempts = int(str(delivery["attempts"])) + 1
+            return Outcome.FAILED
+        attempts = int(delivery["attempts"]) + 1
         wait = retry_after
         if wait is None:
-            wait = min(self._settings.retry_seconds * 4.0 ** (attempts - 1), MAX_WAIT_SECONDS)
-        now = now_us()
-        retry_at = now + int(wait * _US)
-        if retry_at - int(str(delivery["created_at"])) > self._settings.give_up_seconds * _US:
-            self.failed += 1
+            wait = backoff_seconds(self._settings.push_retry_seconds, attempts, MAX_WAIT_SECONDS)
+        retry_at = now_us() + int(wait * _US)
+        if retry_at - int(delivery["created_at"]) > self._settings.push_give_up_seconds * _US:
             logger.warning("push: gave up on a notice (last: %s)", error or status_code)
             await repository.delete_delivery(self._db, delivery_id)
-            return
-        self.retried += 1
+            return Outcome.FAILED
         await repository.retry_delivery(
             self._db, delivery_id=delivery_id, attempts=attempts, next_attempt_at=retry_at
         )
+        return Outcome.RETRY
 
     async def _send(
-        self, http: httpx.AsyncClient, private_key: str, delivery: dict[str, object]
+        self, private_key: str, delivery: Row
     ) -> tuple[int | None, float | None, str | None]:
         """One attempt: the status code and its Retry-After, or None and why none."""
         endpoint = str(delivery["endpoint"])
-        allow_local = self._settings.allow_local
+        allow_local = self._settings.push_allow_local
         try:
             check_endpoint(endpoint, allow_local=allow_local)
-            address = await pinned_address(endpoint, allow_private=allow_local)
+            target = await pinned_target(endpoint, allow_private=allow_local)
         except (Undeliverable, ValidationFailed) as exc:
             return None, None, str(exc)
         body = encrypted(
@@ -305,15 +236,10 @@ class PushSender:
             p256dh=str(delivery["p256dh"]),
             auth=str(delivery["auth"]),
         )
-        parts = urlsplit(endpoint)
-        netloc = f"[{address}]" if ":" in address else address
-        if parts.port:
-            netloc += f":{parts.port}"
-        target = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
         headers = {
-            "Host": parts.netloc.rsplit("@", 1)[-1],
+            "Host": target.host,
             "Authorization": vapid_header(
-                private_key, endpoint=endpoint, contact=self._settings.contact
+                private_key, endpoint=endpoint, contact=self._settings.push_contact
             ),
             "Content-Encoding": "aes128gcm",
             "Content-Type": "application/octet-stream",
@@ -321,13 +247,11 @@ class PushSender:
             "Urgency": "normal",
         }
         try:
-            answer = await http.post(
-                target,
+            answer = await self._http.post(
+                target.url,
                 content=body,
                 headers=headers,
-                extensions={"sni_hostname": parts.hostname or ""}
-                if parts.scheme == "https"
-                else {},
+                extensions=target.extensions,
                 follow_redirects=False,
             )
         except httpx.HTTPError as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from anonbox.core.database import Connection, Row
+from anonbox.core.database import Connection, Row, placeholders
 
 _SUBSCRIPTION = "SELECT id, endpoint, preview, created_at FROM push_subscriptions"
 
@@ -76,13 +76,14 @@ async def forget_subscription(conn: Connection, subscription_id: str) -> None:
 
 async def subscriptions_for(conn: Connection, user_ids: Sequence[str]) -> Sequence[Row]:
     """The subscriptions of these creators (for the relay's hand-over)."""
-    found: list[Row] = []
-    for user_id in sorted(set(user_ids)):
-        found += await conn.fetch(
-            "SELECT id, user_id, preview FROM push_subscriptions WHERE user_id = $1 ORDER BY id",
-            user_id,
-        )
-    return found
+    users = sorted(set(user_ids))
+    if not users:
+        return []
+    return await conn.fetch(
+        "SELECT id, user_id, preview FROM push_subscriptions"  # noqa: S608 - placeholders only
+        f" WHERE user_id IN ({placeholders(1, len(users))}) ORDER BY id",
+        *users,
+    )
 
 
 async def insert_delivery(
@@ -98,14 +99,19 @@ async def insert_delivery(
     )
 
 
-async def due_deliveries(conn: Connection, now: int, limit: int) -> Sequence[Row]:
+async def due_deliveries(
+    conn: Connection, now: int, limit: int, busy: Sequence[str] = ()
+) -> Sequence[Row]:
+    """Deliveries whose time has come, oldest first, of creators not in ``busy``."""
+    skip = f" AND s.user_id NOT IN ({placeholders(3, len(busy))})" if busy else ""
     return await conn.fetch(
-        "SELECT d.id, d.subscription_id, d.payload, d.attempts, d.created_at,"
-        " d.next_attempt_at, s.endpoint, s.p256dh, s.auth"
+        "SELECT d.id, d.subscription_id, d.payload, d.attempts, d.created_at,"  # noqa: S608 - placeholders only
+        " d.next_attempt_at, s.endpoint, s.p256dh, s.auth, s.user_id"
         " FROM push_deliveries d JOIN push_subscriptions s ON s.id = d.subscription_id"
-        " WHERE d.next_attempt_at <= $1 ORDER BY d.id LIMIT $2",
+        f" WHERE d.next_attempt_at <= $1{skip} ORDER BY d.id LIMIT $2",
         now,
         limit,
+        *busy,
     )
 
 

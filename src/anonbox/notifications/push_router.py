@@ -7,7 +7,7 @@ from litestar import delete, get, post
 
 from anonbox.auth.dependencies import SECURITY
 from anonbox.auth.service import Principal
-from anonbox.core.dependencies import DB
+from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import (
     BODY_ERRORS,
     OK,
@@ -19,7 +19,6 @@ from anonbox.core.envelope import (
 )
 from anonbox.core.paths import RowId
 from anonbox.notifications import push_service as service
-from anonbox.notifications.push import PushSettings
 from anonbox.notifications.push_schemas import (
     PushKeyOut,
     PushSubscriptionIn,
@@ -28,7 +27,6 @@ from anonbox.notifications.push_schemas import (
 )
 
 _TAGS = ["notifications"]
-PUSH_SETTINGS = PushSettings.from_env()
 
 
 @get(
@@ -52,10 +50,14 @@ async def push_key(request: AnyRequest, db: DB) -> Envelope[OK, PushKeyOut]:
     tags=_TAGS,
 )
 async def add_push_subscription(
-    request: AnyRequest, data: PushSubscriptionIn, db: DB, creator: Principal
+    request: AnyRequest,
+    data: PushSubscriptionIn,
+    db: DB,
+    settings: AppSettings,
+    creator: Principal,
 ) -> Envelope[Created, PushSubscriptionOut]:
     added = await service.subscribe(
-        db, user_id=creator.user_id, subscription=data, allow_local=PUSH_SETTINGS.allow_local
+        db, user_id=creator.user_id, subscription=data, allow_local=settings.push_allow_local
     )
     return envelope(request, 201, "Push subscription stored", added)
 

@@ -12,8 +12,6 @@ single writer does the same. Handed events are purged after ``KEEP_SECONDS``.
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -22,10 +20,7 @@ from anonbox.core.clock import now_us
 from anonbox.core.database import Connection, Database
 from anonbox.notifications import repository
 
-logger = logging.getLogger("anonbox.notifications")
-
 BATCH = 200
-POLL_SECONDS = 1.0
 KEEP_SECONDS = 600  # handed events stay this long (SQLite's live fan-out tails them)
 _RELAY_LOCK = 0x616E6F6E  # "anon": the advisory lock the relays take turns with
 _US = 1_000_000
@@ -79,16 +74,5 @@ class Relay:
         self.handed += len(events)
         return len(events)
 
-    async def run(self) -> None:
-        last_purge = 0.0
-        loop = asyncio.get_running_loop()
-        while True:
-            try:
-                while await self.hand_over() == BATCH:
-                    pass
-                if loop.time() - last_purge > KEEP_SECONDS / 10:
-                    await repository.purge_handed(self._db, now_us() - KEEP_SECONDS * _US)
-                    last_purge = loop.time()
-            except Exception:  # the database is away a moment: try again next time
-                logger.warning("notifications: handing over events failed", exc_info=True)
-            await asyncio.sleep(POLL_SECONDS)
+    async def purge(self) -> None:
+        await repository.purge_handed(self._db, now_us() - KEEP_SECONDS * _US)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from anonbox.core.database import Connection, Row
+from anonbox.core.database import Connection, Row, placeholders
 
 # Every process LISTENs here on PostgreSQL; a payload is a hub key (``link:…``, ``session:…``).
 NOTIFY_CHANNEL = "anonbox_events"
@@ -167,14 +167,15 @@ async def delete_endpoint(conn: Connection, *, endpoint_id: str, user_id: str) -
 
 async def enabled_endpoints(conn: Connection, user_ids: Sequence[str]) -> Sequence[Row]:
     """The enabled endpoints of these creators (for the relay's hand-over)."""
-    found: list[Row] = []
-    for user_id in sorted(set(user_ids)):
-        found += await conn.fetch(
-            "SELECT id, user_id, events FROM webhook_endpoints"
-            " WHERE user_id = $1 AND disabled_reason IS NULL ORDER BY id",
-            user_id,
-        )
-    return found
+    users = sorted(set(user_ids))
+    if not users:
+        return []
+    return await conn.fetch(
+        "SELECT id, user_id, events FROM webhook_endpoints"  # noqa: S608 - placeholders only
+        f" WHERE user_id IN ({placeholders(1, len(users))}) AND disabled_reason IS NULL"
+        " ORDER BY id",
+        *users,
+    )
 
 
 async def message_texts(
@@ -182,14 +183,13 @@ async def message_texts(
 ) -> dict[str, str]:
     """The current text of these messages and replies, by id (gone ones are absent)."""
     texts: dict[str, str] = {}
-    for message_id in set(message_ids):
-        row = await conn.fetchrow("SELECT content FROM messages WHERE id = $1", message_id)
-        if row is not None:
-            texts[message_id] = row["content"]
-    for reply_id in set(reply_ids):
-        row = await conn.fetchrow("SELECT content FROM replies WHERE id = $1", reply_id)
-        if row is not None:
-            texts[reply_id] = row["content"]
+    for table, ids in (("messages", sorted(set(message_ids))), ("replies", sorted(set(reply_ids)))):
+        if ids:
+            rows = await conn.fetch(
+                f"SELECT id, content FROM {table} WHERE id IN ({placeholders(1, len(ids))})",  # noqa: S608 - placeholders only
+                *ids,
+            )
+            texts.update((row["id"], row["content"]) for row in rows)
     return texts
 
 
@@ -207,19 +207,23 @@ async def insert_delivery(
     )
 
 
-async def due_deliveries(conn: Connection, now: int, limit: int) -> Sequence[Row]:
+async def due_deliveries(
+    conn: Connection, now: int, limit: int, busy: Sequence[str] = ()
+) -> Sequence[Row]:
     """Pending deliveries whose time has come, each the oldest pending of its endpoint
-    (an endpoint receives its events in order)."""
+    (an endpoint receives its events in order), of creators not in ``busy``."""
+    skip = f" AND e.user_id NOT IN ({placeholders(3, len(busy))})" if busy else ""
     return await conn.fetch(
-        "SELECT d.id, d.endpoint_id, d.kind, d.payload, d.attempts, d.created_at,"
-        " d.next_attempt_at, e.url, e.secret"
+        "SELECT d.id, d.endpoint_id, d.kind, d.payload, d.attempts, d.created_at,"  # noqa: S608 - placeholders only
+        " d.next_attempt_at, e.url, e.secret, e.user_id"
         " FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id"
         " WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND e.disabled_reason IS NULL"
-        " AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id"
-        " AND p.status = 'pending' AND p.id < d.id)"
+        f"{skip} AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p"
+        " WHERE p.endpoint_id = d.endpoint_id AND p.status = 'pending' AND p.id < d.id)"
         " ORDER BY d.id LIMIT $2",
         now,
         limit,
+        *busy,
     )
 
 

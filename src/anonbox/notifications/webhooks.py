@@ -11,95 +11,62 @@ Each endpoint receives its deliveries in order: only its oldest pending one is
 attempted. A failed attempt (no answer within 10 s, or not a 2xx) is retried after
 ``webhook_retry_seconds``, each wait 4 times the last, at most 4 hours, for
 ``webhook_give_up_seconds`` (26 hours); then the delivery is failed and the endpoint
-disabled, which its creator sees on the API and the dashboard. A slow or dead receiver
-holds up only its own endpoint: attempts run as tasks of their own.
+disabled, which its creator sees on the API and the dashboard. Attempts are made by the
+shared ``courier.Dispatcher``: a slow or dead receiver holds up only its own creator.
 
-Destinations are resolved and checked on every attempt, and the request goes to the
-address that was checked (so a name that resolves elsewhere a second time, DNS
-rebinding, reaches nothing): loopback, private, link-local and other special ranges are
-refused unless ``ANONBOX_WEBHOOK_ALLOW_PRIVATE`` is set.
+Destinations are resolved, checked and pinned on every attempt (``destinations``):
+loopback, private, link-local and other special ranges are refused unless
+``ANONBOX_WEBHOOK_ALLOW_PRIVATE`` is set.
 """
 
 from __future__ import annotations
 
-import asyncio
-import ipaddress
 import logging
-import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import httpx
 import msgspec
 from standardwebhooks import Webhook
 
 from anonbox.core.clock import isoformat_us, now_us
-from anonbox.core.database import Connection, Database
+from anonbox.core.database import Connection, Database, Row
 from anonbox.core.errors import ValidationFailed
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
 from anonbox.notifications import repository
+from anonbox.notifications.courier import Outcome, backoff_seconds
+from anonbox.notifications.destinations import (
+    Undeliverable,
+    literal_address,
+    pinned_target,
+    printable_url,
+)
 from anonbox.notifications.relay import Event
 
 logger = logging.getLogger("anonbox.notifications")
 
 _US = 1_000_000
-ATTEMPT_TIMEOUT_SECONDS = 10.0
-LEASE_SECONDS = 60  # an attempt in progress holds its delivery this long
 MAX_WAIT_SECONDS = 4 * 3600
-POLL_SECONDS = 0.5
-CONCURRENT_ATTEMPTS = 20
-
-
-class Undeliverable(Exception):
-    """The destination may not be reached (refused range, or no such host)."""
 
 
 def check_url(url: str, *, allow_private: bool) -> None:
     """Refuse what is not an http(s) URL to a host, or names a private address outright."""
-    if not _printable_url(url):
+    if not printable_url(url):
         raise ValidationFailed("The webhook URL may not contain spaces or control characters")
     parts = urlsplit(url)
     if parts.scheme not in {"http", "https"} or not parts.hostname:
         raise ValidationFailed("The webhook URL must be an http:// or https:// URL")
     if not allow_private:
         host = parts.hostname
-        literal = _literal_address(host)
+        literal = literal_address(host)
         if (
             host == "localhost"
             or host.endswith(".localhost")
             or (literal is not None and not literal.is_global)
         ):
             raise ValidationFailed("The webhook URL may not point to a private or local address")
-
-
-def _printable_url(url: str) -> bool:
-    """No spaces, control characters or NUL: what a URL never holds unencoded."""
-    return url.isprintable() and not any(character.isspace() for character in url)
-
-
-def _literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        return ipaddress.ip_address(host)
-    except ValueError:
-        return None
-
-
-async def pinned_address(url: str, *, allow_private: bool) -> str:
-    """The address to send to: the host resolved now, refused if not a public address."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        found = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except socket.gaierror as exc:
-        raise Undeliverable(f"cannot resolve {host}") from exc
-    for _family, _type, _proto, _name, address in found:
-        candidate = ipaddress.ip_address(address[0])
-        if allow_private or candidate.is_global:
-            return str(candidate)
-    raise Undeliverable("the host resolves only to private or local addresses")
 
 
 def _payload(event: Event, texts: dict[str, str]) -> dict[str, object]:
@@ -147,90 +114,37 @@ class WebhookChannel:
                 )
 
 
-def _wait_seconds(settings: Settings, attempts: int) -> float:
-    wait: float = settings.webhook_retry_seconds * 4.0 ** (attempts - 1)
-    return min(wait, MAX_WAIT_SECONDS)
+class WebhookCourier:
+    """Attempts a delivery: one signed POST to the address its endpoint resolves to now."""
 
+    name = "webhooks"
+    title = "Webhook"
 
-class WebhookDeliverer:
-    """Attempts due deliveries, in a task each, on every instance (claims keep them apart)."""
-
-    def __init__(self, db: Database, settings: Settings) -> None:
+    def __init__(self, db: Database, settings: Settings, http: httpx.AsyncClient) -> None:
         self._db = db
         self._settings = settings
-        self._slots = asyncio.Semaphore(CONCURRENT_ATTEMPTS)
-        self._running: set[asyncio.Task[None]] = set()
-        self.attempts = 0  # metrics: attempts made, deliveries done, retries, give-ups
-        self.delivered = 0
-        self.retried = 0
-        self.failed = 0
+        self._http = http
 
-    def stats(self) -> Mapping[str, int]:
-        return {
-            "attempts": self.attempts,
-            "delivered": self.delivered,
-            "retries": self.retried,
-            "failed": self.failed,
-            "in_flight": len(self._running),
-        }
+    async def due(self, now: int, limit: int, busy: Sequence[str]) -> Sequence[Row]:
+        return await repository.due_deliveries(self._db, now, limit, busy)
 
-    async def run(self) -> None:
-        async with httpx.AsyncClient(timeout=ATTEMPT_TIMEOUT_SECONDS) as http:
-            while True:
-                try:
-                    await self._start_due(http)
-                except Exception:  # the database is away a moment: try again next time
-                    logger.warning("webhooks: looking for due deliveries failed", exc_info=True)
-                await asyncio.sleep(POLL_SECONDS)
+    async def claim(self, row: Row, until: int) -> Row | None:
+        claimed = await repository.claim_delivery(
+            self._db, delivery_id=row["id"], seen_at=row["next_attempt_at"], until=until
+        )
+        return row if claimed else None
 
-    async def _start_due(self, http: httpx.AsyncClient) -> None:
-        free = CONCURRENT_ATTEMPTS - len(self._running)
-        if free <= 0:
-            return
-        now = now_us()
-        for row in await repository.due_deliveries(self._db, now, free):
-            until = now + LEASE_SECONDS * _US
-            claimed = await repository.claim_delivery(
-                self._db, delivery_id=row["id"], seen_at=row["next_attempt_at"], until=until
-            )
-            if claimed:
-                task = asyncio.create_task(self._attempt(http, dict(row)))
-                self._running.add(task)
-                task.add_done_callback(self._running.discard)
-
-    async def _attempt(self, http: httpx.AsyncClient, delivery: dict[str, object]) -> None:
-        async with self._slots:
-            status_code, error = await self._send(http, delivery)
-        self.attempts += 1
-        attempts = int(str(delivery["attempts"])) + 1
+    async def attempt(self, delivery: Row) -> Outcome:
+        status_code, error = await self._send(delivery)
+        attempts = int(delivery["attempts"]) + 1
         now = now_us()
         if status_code is not None and 200 <= status_code < 300:
-            self.delivered += 1
-            await repository.finish_attempt(
-                self._db,
-                delivery_id=str(delivery["id"]),
-                status="delivered",
-                attempts=attempts,
-                next_attempt_at=now,
-                status_code=status_code,
-                error=None,
-                finished_at=now,
-            )
-            return
-        retry_at = now + int(_wait_seconds(self._settings, attempts) * _US)
-        created = int(str(delivery["created_at"]))
-        if retry_at - created > self._settings.webhook_give_up_seconds * _US:
-            self.failed += 1
-            await repository.finish_attempt(
-                self._db,
-                delivery_id=str(delivery["id"]),
-                status="failed",
-                attempts=attempts,
-                next_attempt_at=now,
-                status_code=status_code,
-                error=error,
-                finished_at=now,
-            )
+            await self._finish(delivery, "delivered", attempts, now, status_code, None)
+            return Outcome.DELIVERED
+        wait = backoff_seconds(self._settings.webhook_retry_seconds, attempts, MAX_WAIT_SECONDS)
+        retry_at = now + int(wait * _US)
+        if retry_at - int(delivery["created_at"]) > self._settings.webhook_give_up_seconds * _US:
+            await self._finish(delivery, "failed", attempts, now, status_code, error)
             hours = self._settings.webhook_give_up_seconds / 3600
             await repository.disable_endpoint(
                 self._db,
@@ -239,39 +153,43 @@ class WebhookDeliverer:
                 f" (last: {error or status_code}). Delete it and add it again to resume.",
             )
             logger.warning("webhooks: an endpoint was disabled after failing deliveries")
-            return
-        self.retried += 1
+            return Outcome.FAILED
+        await self._finish(delivery, "pending", attempts, retry_at, status_code, error)
+        return Outcome.RETRY
+
+    async def _finish(
+        self,
+        delivery: Row,
+        status: str,
+        attempts: int,
+        next_attempt_at: int,
+        status_code: int | None,
+        error: str | None,
+    ) -> None:
         await repository.finish_attempt(
             self._db,
             delivery_id=str(delivery["id"]),
-            status="pending",
+            status=status,
             attempts=attempts,
-            next_attempt_at=retry_at,
+            next_attempt_at=next_attempt_at,
             status_code=status_code,
             error=error,
-            finished_at=None,
+            finished_at=None if status == "pending" else next_attempt_at,
         )
 
-    async def _send(
-        self, http: httpx.AsyncClient, delivery: dict[str, object]
-    ) -> tuple[int | None, str | None]:
+    async def _send(self, delivery: Row) -> tuple[int | None, str | None]:
         """One attempt: the status code, or None and why there was none."""
-        url = str(delivery["url"])
         body = str(delivery["payload"])
         try:
-            address = await pinned_address(url, allow_private=self._settings.webhook_allow_private)
+            target = await pinned_target(
+                str(delivery["url"]), allow_private=self._settings.webhook_allow_private
+            )
         except Undeliverable as exc:
             return None, str(exc)
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        netloc = f"[{address}]" if ":" in address else address
-        if parts.port:
-            netloc += f":{parts.port}"
-        target = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
         delivery_id = str(delivery["id"])
         sent_at = datetime.now(UTC)
         headers = {
-            "Host": parts.netloc.rsplit("@", 1)[-1],
+            "Host": target.host,
             "Content-Type": "application/json",
             "User-Agent": "anonbox-webhooks",
             "webhook-id": delivery_id,
@@ -279,11 +197,11 @@ class WebhookDeliverer:
             "webhook-signature": Webhook(str(delivery["secret"])).sign(delivery_id, sent_at, body),
         }
         try:
-            answer = await http.post(
-                target,
+            answer = await self._http.post(
+                target.url,
                 content=body.encode(),
                 headers=headers,
-                extensions={"sni_hostname": host} if parts.scheme == "https" else {},
+                extensions=target.extensions,
                 follow_redirects=False,
             )
         except httpx.HTTPError as exc:

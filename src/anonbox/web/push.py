@@ -20,7 +20,6 @@ from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import FieldProblem, ValidationFailed
 from anonbox.core.paths import RowId
 from anonbox.notifications import push_service
-from anonbox.notifications.push_router import PUSH_SETTINGS
 from anonbox.notifications.push_schemas import PushSubscriptionIn
 from anonbox.web.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
 from anonbox.web.forms import dashboard_page, redirect_to, text_field
@@ -69,7 +68,7 @@ async def add_device(
         db,
         user_id=browser.principal.user_id,
         subscription=subscription,
-        allow_local=PUSH_SETTINGS.allow_local,
+        allow_local=settings.push_allow_local,
     )
     return redirect_to(browser, settings, PUSH_PAGE)
 

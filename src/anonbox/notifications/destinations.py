@@ -1,0 +1,71 @@
+"""Where webhooks and pushes may go, and how a request is pinned to the address checked.
+
+A destination is resolved and checked on every attempt, and the request goes to the
+address that was checked, with the URL's host as ``Host`` (and as the TLS server name):
+a name that resolves elsewhere a second time (DNS rebinding) reaches nothing. Loopback,
+private, link-local and other special ranges are refused unless the caller allows them
+(``ANONBOX_WEBHOOK_ALLOW_PRIVATE``, ``ANONBOX_PUSH_ALLOW_LOCAL``: tests, an intranet).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit, urlunsplit
+
+
+class Undeliverable(Exception):
+    """The destination may not be reached (refused range, or no such host)."""
+
+
+def printable_url(url: str) -> bool:
+    """No spaces, control characters or NUL: what a URL never holds unencoded."""
+    return url.isprintable() and not any(character.isspace() for character in url)
+
+
+def literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+async def pinned_address(url: str, *, allow_private: bool) -> str:
+    """The address to send to: the host resolved now, refused if not a public address."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        found = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise Undeliverable(f"cannot resolve {host}") from exc
+    for _family, _type, _proto, _name, address in found:
+        candidate = ipaddress.ip_address(address[0])
+        if allow_private or candidate.is_global:
+            return str(candidate)
+    raise Undeliverable("the host resolves only to private or local addresses")
+
+
+@dataclass(frozen=True, slots=True)
+class Pinned:
+    """A request target with the address in place of the name, and what keeps the name."""
+
+    url: str
+    host: str  # the ``Host`` header
+    extensions: dict[str, str] = field(default_factory=dict)  # httpx: the TLS server name
+
+
+async def pinned_target(url: str, *, allow_private: bool) -> Pinned:
+    """``url`` with its host replaced by the address it resolves to now (checked)."""
+    address = await pinned_address(url, allow_private=allow_private)
+    parts = urlsplit(url)
+    netloc = f"[{address}]" if ":" in address else address
+    if parts.port:
+        netloc += f":{parts.port}"
+    return Pinned(
+        url=urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, "")),
+        host=parts.netloc.rsplit("@", 1)[-1],
+        extensions={"sni_hostname": parts.hostname or ""} if parts.scheme == "https" else {},
+    )
