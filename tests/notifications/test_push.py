@@ -10,6 +10,7 @@ import base64
 import json
 import os
 import re
+import socket
 import threading
 import time
 import uuid
@@ -148,6 +149,31 @@ def push_service() -> Iterator[PushService]:
     server.server_close()
 
 
+@pytest.fixture
+def black_hole() -> Iterator[str]:
+    """A push service that takes every connection and never answers (until the test ends)."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=512)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def hold() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=hold, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    listener.close()
+
+
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def pushed(
     request: pytest.FixtureRequest,
@@ -235,6 +261,27 @@ def test_a_push_is_signed_encrypted_retried_after_429_and_a_410_removes_the_devi
     time.sleep(1.5)
     assert push_service.attempts[path] == attempts  # nothing more to a gone device
     assert len(push_service.accepted[path]) == 2
+
+
+def test_a_creator_whose_push_service_never_answers_holds_up_no_one_else(
+    pushed: Server, api: httpx.Client, push_service: PushService, black_hole: str
+) -> None:
+    """120 pushes to a push service that never answers (20 devices, 6 messages: more than
+    a process attempts at once) and then one to another creator's device, which arrives
+    while the 120 still wait for their 10-second timeout."""
+    hostile, other = make_creator_in(pushed.database_url), make_creator_in(pushed.database_url)
+    for _ in range(20):
+        silent = push_service.device()
+        silent.endpoint = f"{black_hole}/push/{uuid.uuid4().hex}"
+        subscribe(api, hostile, silent)
+    for number in range(6):
+        post_message(api, hostile.link_id, f"into the void {number}")
+    time.sleep(1.5)  # handed over, and as many claimed as will be
+    device = push_service.device()
+    subscribe(api, other, device)
+    post_message(api, other.link_id, "for someone who answers")
+    wait_for(lambda: len(push_service.accepted.get(path_of(device), [])) == 1, 5)
+    assert push_service.problems == []
 
 
 def test_first_words_only_for_a_device_that_opted_in(
