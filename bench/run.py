@@ -131,6 +131,7 @@ class Fixture:
     inbox_link: str
     inbox_key: str
     write_link: str
+    write_key: str
     hot_message: str
     deep_cursor: str
     seeded: int
@@ -633,6 +634,7 @@ def prepare(db: str, config: Config) -> Fixture:
         inbox_link=inbox["link_id"],
         inbox_key=inbox["api_key"],
         write_link=writer["link_id"],
+        write_key=writer["api_key"],
         hot_message=hot,
         deep_cursor=cursor,
         seeded=config.messages,
@@ -658,8 +660,11 @@ APPS: dict[str, dict[str, Any]] = {
     "anonbox": {},
     "anonbox-normal": {"env": {"ANONBOX_DURABLE_COMMITS": "false"}},
     "anonbox-2w": {"workers": "2"},
+    # The writes' creator has SLOW_WEBHOOKS endpoints at a receiver that never answers.
+    "anonbox-hooked": {"env": {"ANONBOX_WEBHOOK_ALLOW_PRIVATE": "true"}},
     "floor": {},
 }
+SLOW_WEBHOOKS = 10
 
 
 def _scenarios(*names: str) -> list[Scenario]:
@@ -672,6 +677,50 @@ PHASES: list[tuple[list[Scenario], tuple[str, ...]]] = [
     (_scenarios("write"), ("anonbox-normal",)),
 ]
 PHASES_POSTGRESQL = [(_scenarios("inbox_first"), ("anonbox-2w",))]
+# Last: its endpoints stay, and every later write would carry deliveries.
+PHASES_LAST = [(_scenarios("write"), ("anonbox-hooked",))]
+
+
+class BlackHole:
+    """A webhook receiver that accepts every connection and never answers."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0), backlog=1024)
+        self._listener.settimeout(0.2)
+        self._held: list[socket.socket] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._hold, daemon=True)
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}/hook"
+
+    def _hold(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._held.append(self._listener.accept()[0])
+            except TimeoutError:
+                continue
+
+    def __enter__(self) -> BlackHole:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        for conn in self._held:
+            conn.close()
+        self._listener.close()
+
+
+def add_slow_webhooks(server: Server, fixture: Fixture, url: str) -> None:
+    for _ in range(SLOW_WEBHOOKS):
+        status, answer = request(
+            "POST",
+            f"{server.base}/webhooks",
+            key=fixture.write_key,
+            body=json.dumps({"url": url}).encode(),
+        )
+        if status != 201:
+            raise RuntimeError(f"adding a webhook failed: {status} {answer}")
 
 
 def bench_database(db: str, config: Config) -> tuple[list[Result], dict[str, Any]]:
@@ -679,11 +728,13 @@ def bench_database(db: str, config: Config) -> tuple[list[Result], dict[str, Any
     results: list[Result] = []
     notes: dict[str, Any] = {"fixture": fixture}
     deep_first_ids: dict[str, str] = {}
-    phases = PHASES + (PHASES_POSTGRESQL if db == "postgresql" else [])
+    phases = PHASES + (PHASES_POSTGRESQL if db == "postgresql" else []) + PHASES_LAST
     for scenarios, apps in phases:
         phase = [s for s in scenarios if not config.only or s.name in config.only]
         for app in apps if phase else ():
-            with Server(app, db, fixture.url) as server:
+            with Server(app, db, fixture.url) as server, BlackHole() as hole:
+                if app == "anonbox-hooked":
+                    add_slow_webhooks(server, fixture, hole.url)
                 rss = Sampler(server.pid)
                 notes.setdefault(f"{app}_rss_start_mib", rss.max_rss / MIB)
                 log(
@@ -772,6 +823,14 @@ def targets(results: list[Result], notes: dict[str, dict[str, Any]]) -> list[str
             lines.append(
                 f"| durable write ≥ 0.8 × the same with commits not on disk (req/s) | {name} | "
                 f"{ratio:.2f} × ({a.rps:,.0f} / {normal.rps:,.0f}) | {verdict(ratio >= 0.8)} |"
+            )
+        hooked = find(results, "write", db, "anonbox-hooked")
+        if a and hooked:
+            ratio = hooked.rps / a.rps
+            lines.append(
+                f"| write with {SLOW_WEBHOOKS} webhooks that never answer ≥ 0.9 × write"
+                f" (req/s) | {name} | {ratio:.2f} × ({hooked.rps:,.0f} / {a.rps:,.0f}) |"
+                f" {verdict(ratio >= 0.9)} |"
             )
         first = find(results, "inbox_first", db, "anonbox")
         two = find(results, "inbox_first", db, "anonbox-2w")

@@ -126,18 +126,20 @@ class EmailNoticeChannel:
             return
         modes = await repository.subscribers(conn, [e.user_id for e in created])
         now = now_us()
-        for event in created:
-            mode = modes.get(event.user_id)
-            if mode is None:
-                continue
-            await repository.insert_notice(
-                conn,
-                notice_id=new_ulid(now),
-                user_id=event.user_id,
-                message_id=event.message_id,
-                at=now,
-                due=self._timing.due(mode, event.created_at),
-            )
+        await repository.insert_notices(
+            conn,
+            [
+                repository.notice_row(
+                    notice_id=new_ulid(now),
+                    user_id=event.user_id,
+                    message_id=event.message_id,
+                    at=now,
+                    due=self._timing.due(modes[event.user_id], event.created_at),
+                )
+                for event in created
+                if event.user_id in modes
+            ],
+        )
 
 
 # --- the sender -------------------------------------------------------------------------

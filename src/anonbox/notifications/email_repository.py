@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from anonbox.core.database import Connection, Row, placeholders
+from anonbox.core.database import Connection, Row, insert_many, placeholders
 
 
 async def choice_of(conn: Connection, user_id: str) -> Row | None:
@@ -91,18 +91,16 @@ async def subscribers(conn: Connection, user_ids: Sequence[str]) -> dict[str, st
     return {row["user_id"]: row["mode"] for row in rows}
 
 
-async def insert_notice(
-    conn: Connection, *, notice_id: str, user_id: str, message_id: str, at: int, due: int
-) -> None:
-    await conn.execute(
-        "INSERT INTO email_notices (id, user_id, message_id, created_at, status, attempts,"
-        " next_attempt_at) VALUES ($1, $2, $3, $4, 'pending', 0, $5)",
-        notice_id,
-        user_id,
-        message_id,
-        at,
-        due,
-    )
+def notice_row(
+    *, notice_id: str, user_id: str, message_id: str, at: int, due: int
+) -> tuple[object, ...]:
+    """A pending notice, due at ``due``, for ``insert_notices``."""
+    return (notice_id, user_id, message_id, at, "pending", 0, due)
+
+
+async def insert_notices(conn: Connection, rows: Sequence[tuple[object, ...]]) -> None:
+    columns = ("id", "user_id", "message_id", "created_at", "status", "attempts")
+    await insert_many(conn, "email_notices", (*columns, "next_attempt_at"), rows)
 
 
 async def due_creators(

@@ -121,19 +121,22 @@ class PushChannel:
             conn, [e.message_id for e in created if e.user_id in previewed], []
         )
         now = now_us()
+        rows = []
         for event in created:
             plain = notice(event, None)
             shown = notice(event, texts.get(event.message_id, ""))
             for subscription in subscriptions:
                 if subscription["user_id"] != event.user_id:
                     continue
-                await repository.insert_delivery(
-                    conn,
-                    delivery_id=new_ulid(now),
-                    subscription_id=subscription["id"],
-                    payload=shown if subscription["preview"] else plain,
-                    at=now,
+                rows.append(
+                    repository.delivery_row(
+                        delivery_id=new_ulid(now),
+                        subscription_id=subscription["id"],
+                        payload=shown if subscription["preview"] else plain,
+                        at=now,
+                    )
                 )
+        await repository.insert_deliveries(conn, rows)
 
 
 def encrypted(payload: str, *, endpoint: str, p256dh: str, auth: str) -> bytes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from anonbox.core.database import Connection, Row, placeholders
+from anonbox.core.database import Connection, Row, insert_many, placeholders
 
 _SUBSCRIPTION = "SELECT id, endpoint, preview, created_at FROM push_subscriptions"
 
@@ -86,17 +86,16 @@ async def subscriptions_for(conn: Connection, user_ids: Sequence[str]) -> Sequen
     )
 
 
-async def insert_delivery(
-    conn: Connection, *, delivery_id: str, subscription_id: str, payload: str, at: int
-) -> None:
-    await conn.execute(
-        "INSERT INTO push_deliveries (id, subscription_id, payload, created_at, attempts,"
-        " next_attempt_at) VALUES ($1, $2, $3, $4, 0, $4)",
-        delivery_id,
-        subscription_id,
-        payload,
-        at,
-    )
+def delivery_row(
+    *, delivery_id: str, subscription_id: str, payload: str, at: int
+) -> tuple[object, ...]:
+    """A push due now, for ``insert_deliveries``."""
+    return (delivery_id, subscription_id, payload, at, 0, at)
+
+
+async def insert_deliveries(conn: Connection, rows: Sequence[tuple[object, ...]]) -> None:
+    columns = ("id", "subscription_id", "payload", "created_at", "attempts", "next_attempt_at")
+    await insert_many(conn, "push_deliveries", columns, rows)
 
 
 async def due_deliveries(

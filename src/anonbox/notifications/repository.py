@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from anonbox.core.database import Connection, Row, placeholders
+from anonbox.core.database import Connection, Row, insert_many, placeholders
 
 # Every process LISTENs here on PostgreSQL; a payload is a hub key (``link:…``, ``session:…``).
 NOTIFY_CHANNEL = "anonbox_events"
@@ -193,18 +193,19 @@ async def message_texts(
     return texts
 
 
-async def insert_delivery(
-    conn: Connection, *, delivery_id: str, endpoint_id: str, kind: str, payload: str, at: int
-) -> None:
-    await conn.execute(
-        "INSERT INTO webhook_deliveries (id, endpoint_id, kind, payload, created_at, status,"
-        " attempts, next_attempt_at) VALUES ($1, $2, $3, $4, $5, 'pending', 0, $5)",
-        delivery_id,
-        endpoint_id,
-        kind,
-        payload,
-        at,
-    )
+_DELIVERY = ("id", "endpoint_id", "kind", "payload", "created_at", "status", "attempts")
+_DELIVERY_COLUMNS = (*_DELIVERY, "next_attempt_at")
+
+
+def delivery_row(
+    *, delivery_id: str, endpoint_id: str, kind: str, payload: str, at: int
+) -> tuple[object, ...]:
+    """A pending delivery, due now, for ``insert_deliveries``."""
+    return (delivery_id, endpoint_id, kind, payload, at, "pending", 0, at)
+
+
+async def insert_deliveries(conn: Connection, rows: Sequence[tuple[object, ...]]) -> None:
+    await insert_many(conn, "webhook_deliveries", _DELIVERY_COLUMNS, rows)
 
 
 async def due_deliveries(

@@ -114,14 +114,14 @@ async def send_test(db: Database, *, user_id: str, endpoint_id: str) -> Delivery
     now = now_us()
     delivery_id = new_ulid(now)
     body = {"type": TEST_EVENT, "timestamp": isoformat_us(now), "data": {}}
-    await repository.insert_delivery(
-        db,
+    row = repository.delivery_row(
         delivery_id=delivery_id,
         endpoint_id=endpoint_id,
         kind=TEST_EVENT,
         payload=msgspec.json.encode(body).decode(),
         at=now,
     )
+    await repository.insert_deliveries(db, [row])
     return DeliveryOut(
         id=delivery_id,
         type=TEST_EVENT,

@@ -96,6 +96,7 @@ class WebhookChannel:
             [e.reply_id for e in events if e.reply_id is not None],
         )
         now = now_us()
+        rows = []
         for event in events:
             body: str | None = None
             for endpoint in endpoints:
@@ -104,14 +105,16 @@ class WebhookChannel:
                 if event.kind not in endpoint["events"].split(","):
                     continue
                 body = body or msgspec.json.encode(_payload(event, texts)).decode()
-                await repository.insert_delivery(
-                    conn,
-                    delivery_id=new_ulid(now),
-                    endpoint_id=endpoint["id"],
-                    kind=event.kind,
-                    payload=body,
-                    at=now,
+                rows.append(
+                    repository.delivery_row(
+                        delivery_id=new_ulid(now),
+                        endpoint_id=endpoint["id"],
+                        kind=event.kind,
+                        payload=body,
+                        at=now,
+                    )
                 )
+        await repository.insert_deliveries(conn, rows)
 
 
 class WebhookCourier:
