@@ -72,3 +72,25 @@ def test_a_creator_adds_a_webhook_and_watches_it_deliver(
 
     page.get_by_role("button", name="Remove webhook").click()
     expect(page.locator("#webhooks")).to_contain_text("None.")
+
+
+def test_a_reload_adds_no_second_webhook_and_a_refused_url_stays_in_the_form(
+    hooked: Server, receiver: Receiver, new_context: Callable[..., BrowserContext]
+) -> None:
+    page = new_context(viewport=DESKTOP).new_page()
+    email = f"hooks-{uuid.uuid4().hex[:10]}@example.org"
+    page.goto(off_the_loop(signin_link_command, hooked, email))
+    page.goto(f"{hooked.url}/dashboard/notifications")
+
+    page.get_by_label("Webhook URL").fill(receiver.url)
+    page.get_by_role("button", name="Add webhook").click()
+    expect(page.locator("#new-webhook-secret")).to_have_count(1)
+    page.reload()  # the browser sends the form again
+    expect(page.locator("#webhook-problem")).to_contain_text("already have a webhook")
+    expect(page.locator("#webhooks li.webhook")).to_have_count(1)
+
+    page.get_by_label("Webhook URL").fill("ftp://example.org/hook")
+    page.get_by_role("button", name="Add webhook").click()
+    expect(page.locator("#webhook-problem")).to_contain_text("http:// or https://")
+    expect(page.get_by_label("Webhook URL")).to_have_value("ftp://example.org/hook")
+    expect(page.locator("#webhooks li.webhook")).to_have_count(1)

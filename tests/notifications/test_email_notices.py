@@ -114,13 +114,16 @@ def subscribe(api: httpx.Client, mailbox: Mailbox, creator: Creator, mode: str) 
     assert state["active"] is False
     address = str(state["address"])
     confirmation = mailbox.wait_for(address)
-    [link] = [
-        word for word in text_of(confirmation).split() if "/notifications/email/confirm" in word
-    ]
+    [link] = [word for word in text_of(confirmation).split() if "/email/confirm?" in word]
+    # A person opens it in a browser: a page, not JSON.
     confirmed = api.get(link)
     assert confirmed.status_code == 200, confirmed.text
-    assert confirmed.json()["data"]["address_state"] == "confirmed"
-    assert confirmed.json()["data"]["active"] is True
+    assert confirmed.headers["content-type"].startswith("text/html")
+    assert "Address confirmed" in confirmed.text
+    assert address in confirmed.text
+    state = api.get("/notifications/email", headers=creator.headers).json()["data"]
+    assert state["address_state"] == "confirmed"
+    assert state["active"] is True
     return address
 
 
@@ -138,9 +141,18 @@ def test_immediate_notice_carries_the_text_and_a_one_click_unsubscribe(
     assert notice["Subject"] == "New anonymous message"
     assert "Is the coffee machine ever fixed?" in text_of(notice)
     unsubscribe = str(notice["List-Unsubscribe"])
-    assert unsubscribe.startswith(f"<{noticed.url}/notifications/unsubscribe?token=")
+    assert unsubscribe.startswith(f"<{noticed.url}/email/unsubscribe?token=")
     assert unsubscribe.endswith(">")
     assert notice["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    assert unsubscribe.strip("<>") in text_of(notice)  # for a person, in the text too
+
+    # A person who opens it (or a link scanner) gets a button, and nothing changes yet.
+    with httpx.Client(timeout=30) as browser:
+        page = browser.get(unsubscribe.strip("<>"))
+    assert page.status_code == 200, page.text
+    assert page.headers["content-type"].startswith("text/html")
+    assert 'id="unsubscribe"' in page.text
+    assert api.get("/notifications/email", headers=creator.headers).json()["data"]["active"]
 
     # What a mail program does (RFC 8058): a POST with no cookie and no key.
     with httpx.Client(timeout=30) as stranger:
@@ -165,6 +177,10 @@ def test_an_unsubscribe_token_that_is_not_ours_is_refused(
     address = subscribe(api, mailbox.mailbox, creator, "immediately")
     forged = api.post(f"/notifications/unsubscribe?token={creator.user_id}.AAAA")
     assert_error(forged, 400, "validation_failed")
+    for method in ("GET", "POST"):  # the page a mail links to
+        page = api.request(method, f"/email/unsubscribe?token={creator.user_id}.AAAA")
+        assert page.status_code == 400, page.text
+        assert page.headers["content-type"].startswith("text/html")
     assert api.get("/notifications/email", headers=creator.headers).json()["data"]["active"]
     send(api, creator, "still on")
     assert "still on" in text_of(mailbox.mailbox.wait_for(address, count=2))

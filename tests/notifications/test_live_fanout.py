@@ -144,7 +144,10 @@ def test_a_thousand_idle_streams_ask_the_database_nothing(pair: tuple[Server, Se
         try:
             time.sleep(1)  # every stream has had its first look
             with_streams = idle_queries()
-            assert with_streams <= max(baseline, 0) + 2, (baseline, with_streams)
+            # Slack of two rounds of the notification worker's own looking (4 reads a round,
+            # twice a second, so a 3 s window holds 5 or 6 rounds); per-stream polling
+            # would be 1,000 reads a second.
+            assert with_streams <= max(baseline, 0) + 8, (baseline, with_streams)
             # The count is alive: one message wakes every stream of its link, each of
             # which asks once or twice (its session, what is new).
             before = queries(server)

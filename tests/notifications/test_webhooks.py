@@ -243,6 +243,10 @@ def test_a_test_event_can_be_sent_on_request(hooked: Server, receiver: Receiver)
         "http://192.168.1.1/hook",
         "http://169.254.169.254/latest/meta-data",
         "http://[::1]/hook",
+        "http://127.1/hook",  # the old IPv4 forms resolvers still read as loopback
+        "http://0x7f000001/hook",
+        "http://2130706433:9999/hook",
+        "http://0177.0.0.1/hook",
         "ftp://example.org/hook",
         "not a url",
         "https://example.org/a\x00b",  # PostgreSQL refuses a NUL: a 400, never a 500

@@ -26,9 +26,15 @@ def printable_url(url: str) -> bool:
 
 
 def literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address a host names outright, including the old IPv4 forms resolvers still
+    read (``127.1``, ``0x7f000001``, ``2130706433``, ``0177.0.0.1``)."""
     try:
         return ipaddress.ip_address(host)
     except ValueError:
+        pass
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except OSError:
         return None
 
 

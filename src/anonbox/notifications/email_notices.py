@@ -34,8 +34,11 @@ from anonbox.notifications.repository import MESSAGE_CREATED, message_texts
 
 logger = logging.getLogger("anonbox.notifications")
 
-UNSUBSCRIBE_PATH = "/notifications/unsubscribe"
+UNSUBSCRIBE_PATH = "/notifications/unsubscribe"  # the API's
 CONFIRM_PATH = "/notifications/email/confirm"
+# The pages a mail links to (``web.email_notices``): a person opens them in a browser.
+UNSUBSCRIBE_PAGE = "/email/unsubscribe"
+CONFIRM_PAGE = "/email/confirm"
 SETTINGS_PAGE = "/dashboard/notifications"
 DEVELOPMENT_URL = "http://127.0.0.1:8000"  # as ``anonbox serve`` prints it
 SUBJECT = "New anonymous message"
@@ -149,7 +152,7 @@ def notice_mail(settings: Settings, *, to: str, user_id: str, texts: Sequence[st
     """The mail for these messages' texts: what the inbox shows, and how to stop."""
     base = site_url(settings)
     unsubscribe = (
-        f"{base}{UNSUBSCRIBE_PATH}?token={unsubscribe_token(settings.secret_key, user_id)}"
+        f"{base}{UNSUBSCRIBE_PAGE}?token={unsubscribe_token(settings.secret_key, user_id)}"
     )
     count = len(texts)
     subject = SUBJECT if count == 1 else f"{count} new anonymous messages"
@@ -161,7 +164,8 @@ def notice_mail(settings: Settings, *, to: str, user_id: str, texts: Sequence[st
         text=(
             f"{subject}:\n\n{shown}\n\n"
             f"Read and answer in your inbox: {base}/dashboard\n\n"
-            f"Change or stop these mails: {base}{SETTINGS_PAGE}\n"
+            f"Change these mails: {base}{SETTINGS_PAGE}\n"
+            f"Stop them: {unsubscribe}\n"
         ),
     )
     message["List-Unsubscribe"] = f"<{unsubscribe}>"

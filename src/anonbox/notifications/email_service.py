@@ -14,7 +14,7 @@ from anonbox.core.mail import Mailer, compose
 from anonbox.core.settings import Settings
 from anonbox.notifications import email_repository as repository
 from anonbox.notifications.email_notices import (
-    CONFIRM_PATH,
+    CONFIRM_PAGE,
     confirmation_token,
     confirmation_token_valid,
     site_url,
@@ -97,7 +97,7 @@ async def choose(
 
 def _confirmation_mail(settings: Settings, *, user_id: str, to: str) -> EmailMessage:
     token = confirmation_token(settings.secret_key, user_id, to)
-    url = f"{site_url(settings)}{CONFIRM_PATH}?token={token}"
+    url = f"{site_url(settings)}{CONFIRM_PAGE}?token={token}"
     return compose(
         settings,
         to=to,

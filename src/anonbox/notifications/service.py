@@ -55,7 +55,10 @@ async def add_endpoint(
             f"events must be some of {', '.join(EVENT_KINDS)}",
             [FieldProblem("events", "invalid")],
         )
-    if len(await repository.endpoints_of(db, user_id)) >= MAX_ENDPOINTS:
+    existing = await repository.endpoints_of(db, user_id)
+    if any(endpoint["url"] == url for endpoint in existing):  # a form sent twice, say
+        raise Conflict("You already have a webhook to this URL")
+    if len(existing) >= MAX_ENDPOINTS:
         raise Conflict(f"At most {MAX_ENDPOINTS} webhooks; remove one first")
     secret = "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
     now = now_us()

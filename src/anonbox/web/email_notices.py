@@ -1,18 +1,27 @@
-"""Page route: the e-mail notices form on the notifications page (``web.notifications``
-shows it), through the API's service (``notifications.email_service``)."""
+"""Page routes of e-mail notices, through the API's service (``notifications.email_service``):
+the form on the notifications page (``web.notifications`` shows it), and the two pages a
+mail links to, which a person opens in a browser: confirming the address, and stopping
+notices. The stop page's URL is also every notice's ``List-Unsubscribe``: a mail program
+POSTs ``List-Unsubscribe=One-Click`` to it (RFC 8058), a person gets a button that does
+the same (a GET changes nothing, so a link scanner cannot unsubscribe anyone)."""
 
 from __future__ import annotations
 
-from litestar import post
+from litestar import get, post
 from litestar.di import Provide
-from litestar.response import Redirect
+from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import FieldProblem, ValidationFailed
 from anonbox.notifications import email_service
-from anonbox.notifications.email_notices import SETTINGS_PAGE
-from anonbox.notifications.email_router import MailerDep, provide_mailer
+from anonbox.notifications.email_notices import (
+    CONFIRM_PAGE,
+    SETTINGS_PAGE,
+    UNSUBSCRIBE_PAGE,
+    unsubscribe_token_valid,
+)
+from anonbox.notifications.email_router import MailerDep, Token, provide_mailer
 from anonbox.notifications.email_schemas import MODES
 from anonbox.web.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
 from anonbox.web.forms import redirect_to, text_field
@@ -34,4 +43,45 @@ async def choose_email_notices(
     return redirect_to(browser, settings, SETTINGS_PAGE)
 
 
-ROUTES: list[ControllerRouterHandler] = [signed_in_pages(choose_email_notices)]
+_MODE_LABELS = {"immediately": "at once", "hourly": "an hourly digest", "daily": "a daily digest"}
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+def _page(state: str, **context: object) -> Template:
+    return Template(
+        template_name="email_notices.html",
+        context={"state": state, "settings_page": SETTINGS_PAGE, **context},
+        headers=_NO_STORE,
+    )
+
+
+@get(CONFIRM_PAGE)
+async def confirm_address(db: DB, settings: AppSettings, token: Token) -> Template:
+    confirmed = await email_service.confirm(db, settings, token=token)
+    return _page(
+        "confirmed",
+        address=confirmed.address,
+        active=confirmed.active,
+        mode_label=_MODE_LABELS.get(confirmed.mode, confirmed.mode),
+    )
+
+
+@get(UNSUBSCRIBE_PAGE)
+async def unsubscribe_page(settings: AppSettings, token: Token) -> Template:
+    if not unsubscribe_token_valid(settings.secret_key, token):
+        raise ValidationFailed("This link is not valid", [FieldProblem("token", "invalid")])
+    return _page("unsubscribe", action=f"{UNSUBSCRIBE_PAGE}?token={token}")
+
+
+@post(UNSUBSCRIBE_PAGE, status_code=200)
+async def unsubscribe(db: DB, settings: AppSettings, token: Token) -> Template:
+    await email_service.unsubscribe(db, settings, token=token)
+    return _page("unsubscribed")
+
+
+ROUTES: list[ControllerRouterHandler] = [
+    signed_in_pages(choose_email_notices),
+    confirm_address,
+    unsubscribe_page,
+    unsubscribe,
+]

@@ -16,6 +16,7 @@ from litestar.types import ControllerRouterHandler
 from anonbox.auth import service as accounts
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.errors import Conflict, ValidationFailed
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
 from anonbox.notifications import email_service
@@ -38,6 +39,9 @@ async def _page(
     browser: Browser,
     new_secret: str | None = None,
     status_code: int = 200,
+    *,
+    problem: str | None = None,
+    url: str = "",
 ) -> Template:
     user_id = browser.principal.user_id
     hooks = (await notifications.endpoints(db, user_id=user_id)).items
@@ -59,6 +63,8 @@ async def _page(
             "deliveries": deliveries,
             "event_kinds": EVENT_KINDS,
             "new_secret": new_secret,
+            "webhook_problem": problem,
+            "webhook_url": url,
             "here": NOTIFICATIONS,
         },
         status_code,
@@ -80,14 +86,23 @@ async def add_webhook(
     db: DB,
     settings: AppSettings,
 ) -> Template:
-    """Answered with the page itself, not a redirect: the secret is shown this once."""
-    added = await notifications.add_endpoint(
-        db,
-        user_id=browser.principal.user_id,
-        url=text_field(form, "url").strip(),
-        events=[kind for kind in form.getall("events", []) if isinstance(kind, str)] or None,
-        allow_private=settings.webhook_allow_private,
-    )
+    """Answered with the page itself, not a redirect: the secret is shown this once (sent
+    again, the same URL is refused, so a reload adds no second webhook). A URL that is
+    refused comes back in the form, with why."""
+    url = text_field(form, "url").strip()
+    try:
+        added = await notifications.add_endpoint(
+            db,
+            user_id=browser.principal.user_id,
+            url=url,
+            events=[kind for kind in form.getall("events", []) if isinstance(kind, str)] or None,
+            allow_private=settings.webhook_allow_private,
+        )
+    except (ValidationFailed, Conflict) as refused:
+        code = 400 if isinstance(refused, ValidationFailed) else 409
+        return await _page(
+            request, db, settings, browser, None, code, problem=refused.message, url=url
+        )
     return await _page(request, db, settings, browser, added.secret, 201)
 
 
