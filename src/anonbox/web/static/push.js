@@ -22,6 +22,28 @@
     return bytes;
   }
 
+  // A browser without a reachable push service may never settle subscribe(): give up
+  // after a while rather than leave the button greyed out for good.
+  var SUBSCRIBE_SECONDS = 20;
+  function inTime(promise) {
+    return Promise.race([
+      promise,
+      new Promise(function (_resolve, reject) {
+        setTimeout(function () {
+          reject(new Error("Your browser could not reach its push service. Check the connection and try again; some browsers (private windows, some builds without Google services) cannot receive push notifications."));
+        }, SUBSCRIBE_SECONDS * 1000);
+      }),
+    ]);
+  }
+
+  function explained(error) {
+    var text = error && error.message ? error.message : "";
+    if (/permission denied|not allowed|denied/i.test(text) && !/push service/.test(text)) {
+      return "Notifications are not allowed for this site. Allow them in your browser's site settings (the icon beside the address), then try again. Private windows cannot receive them.";
+    }
+    return text || "Could not subscribe.";
+  }
+
   form.addEventListener("submit", function (event) {
     if (form.elements.subscription.value) return; // subscribed: let the form go
     event.preventDefault();
@@ -34,10 +56,10 @@
       })
       .then(function () { return navigator.serviceWorker.ready; })
       .then(function (registration) {
-        return registration.pushManager.subscribe({
+        return inTime(registration.pushManager.subscribe({
           userVisibleOnly: true,
           applicationServerKey: keyBytes(form.dataset.vapidKey),
-        });
+        }));
       })
       .then(function (subscription) {
         form.elements.subscription.value = JSON.stringify(subscription.toJSON());
@@ -45,7 +67,7 @@
       })
       .catch(function (error) {
         button.disabled = false;
-        status.textContent = error && error.message ? error.message : "Could not subscribe.";
+        status.textContent = explained(error);
       });
   });
 })();
