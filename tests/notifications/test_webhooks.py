@@ -111,7 +111,12 @@ def test_events_arrive_signed_and_in_order_with_only_what_the_inbox_shows(
     with httpx.Client(base_url=hooked.url, timeout=30) as api:
         hook = add_webhook(api, creator, receiver.url)
         assert hook["secret"].startswith("whsec_")
-        assert hook["events"] == ["message.created", "reply.created", "message.deleted"]
+        assert hook["events"] == [
+            "message.created",
+            "reply.created",
+            "message.deleted",
+            "message.reported",
+        ]
         ids = [post_message(api, creator.link_id, f"question {n}") for n in range(5)]
         reply_id = post_reply(api, creator, ids[0], "an answer")
         # (A message deleted before its event is handed over goes out without its text:
@@ -119,12 +124,28 @@ def test_events_arrive_signed_and_in_order_with_only_what_the_inbox_shows(
         wait_for(lambda: len(receiver.received) >= 6)
         api.delete(f"/message/{creator.link_id}/{ids[1]}", headers=creator.headers)
         wait_for(lambda: len(receiver.received) >= 7)
+        # Anyone may report a message; the creator hears of it, never who or why.
+        reported = api.post(
+            f"/message/{creator.link_id}/{ids[2]}/report", json={"reason": "reporter's words"}
+        )
+        assert reported.status_code == 201, reported.text
+        made_up = api.post(
+            f"/message/{creator.link_id}/01j000000000000000000000aa/report", json={"reason": "x"}
+        )
+        assert made_up.status_code == 404, made_up.text
+        wait_for(lambda: len(receiver.received) >= 8)
         time.sleep(0.5)  # and nothing more comes
         bodies = verified(hook["secret"], receiver)
         assert [b["type"] for b in bodies] == ["message.created"] * 5 + [
             "reply.created",
             "message.deleted",
+            "message.reported",
         ]
+        assert bodies[7]["data"] == {
+            "link_id": creator.link_id,
+            "message_id": ids[2],
+            "created_at": bodies[7]["data"]["created_at"],
+        }
         assert [b["data"]["message_content"] for b in bodies[:5]] == [
             f"question {n}" for n in range(5)
         ]
@@ -138,11 +159,11 @@ def test_events_arrive_signed_and_in_order_with_only_what_the_inbox_shows(
         for headers, _ in receiver.received:
             assert "127.0.0.1" not in json.dumps(headers) or headers["host"].startswith("127.")
         assert all("ip" not in json.dumps(b["data"]) for b in bodies)  # nothing of a sender
-        assert len({h["webhook-id"] for h, _ in receiver.received}) == 7
+        assert len({h["webhook-id"] for h, _ in receiver.received}) == 8
         log = api.get(f"/webhooks/{hook['id']}/deliveries", headers=creator.headers)
         assert [(d["status"], d["attempts"]) for d in log.json()["data"]["items"]] == [
             ("delivered", 1)
-        ] * 7
+        ] * 8
         listed = api.get("/webhooks", headers=creator.headers).json()["data"]["items"]
         assert [w["id"] for w in listed] == [hook["id"]]
         assert "secret" not in listed[0]  # shown once, when made

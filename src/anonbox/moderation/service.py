@@ -21,6 +21,7 @@ from anonbox.moderation.schemas import (
     ReportReceipt,
     ReportStatus,
 )
+from anonbox.notifications import repository as events
 from anonbox.safety.blocks import BlockOut, MessageSender, block, sender_of
 from anonbox.safety.gate import Gate
 from anonbox.safety.senders import IPAddress
@@ -57,14 +58,25 @@ async def report_message(
             db, link_id=link_id, message_id=message_id
         )
     else:
-        counted = await repository.insert_report(
-            db,
-            report_id=report_id,
-            link_id=link_id,
-            message_id=message_id,
-            reason=text,
-            created_at=now,
-        )
+        async with db.transaction() as tx:  # the report and its event, or neither
+            counted = await repository.insert_report(
+                tx,
+                report_id=report_id,
+                link_id=link_id,
+                message_id=message_id,
+                reason=text,
+                created_at=now,
+            )
+            if counted:  # the creator hears that it was reported, never by whom or why
+                await events.record(
+                    tx,
+                    db.dialect,
+                    kind=events.MESSAGE_REPORTED,
+                    link_id=link_id,
+                    message_id=message_id,
+                    reply_id=None,
+                    created_at=now,
+                )
     if not counted:  # deleted a moment ago
         raise NotFound("No message with this id under this link")
     return ReportReceipt(id=report_id, status="open")

@@ -15,6 +15,7 @@ NOTIFY_CHANNEL = "anonbox_events"
 MESSAGE_CREATED = "message.created"
 REPLY_CREATED = "reply.created"
 MESSAGE_DELETED = "message.deleted"
+MESSAGE_REPORTED = "message.reported"  # someone reported one of the creator's messages
 
 _FROM_MESSAGES = {
     "sqlite": (

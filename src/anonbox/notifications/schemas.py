@@ -9,7 +9,7 @@ import msgspec
 from anonbox.core.envelope import Timestamp
 
 # The events a webhook may receive; ``webhook.test`` is only ever sent on request.
-EVENT_KINDS = ("message.created", "reply.created", "message.deleted")
+EVENT_KINDS = ("message.created", "reply.created", "message.deleted", "message.reported")
 TEST_EVENT = "webhook.test"
 MAX_URL_CHARACTERS = 2000
 
