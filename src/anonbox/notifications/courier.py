@@ -18,11 +18,11 @@ import asyncio
 import enum
 import logging
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Generic, Protocol, TypeVar
 
 from anonbox.core.clock import now_us
-from anonbox.core.database import Row
+from anonbox.core.database import Connection, Database, Row
 
 logger = logging.getLogger("anonbox.notifications")
 
@@ -62,6 +62,30 @@ class Courier(Protocol[JobT]):
     async def attempt(self, job: JobT) -> Outcome:
         """Try once and record the result."""
         ...
+
+
+class DeliveryRows:
+    """``due`` and ``claim`` for a channel whose work is one row per delivery (webhooks,
+    pushes): claimed by moving its ``next_attempt_at`` on, if nobody has meanwhile."""
+
+    def __init__(
+        self,
+        db: Database,
+        due: Callable[[Connection, int, int, Sequence[str]], Awaitable[Sequence[Row]]],
+        claim: Callable[..., Awaitable[bool]],
+    ) -> None:
+        self._db = db
+        self._due = due
+        self._claim = claim
+
+    async def due(self, now: int, limit: int, busy: Sequence[str]) -> Sequence[Row]:
+        return await self._due(self._db, now, limit, busy)
+
+    async def claim(self, row: Row, until: int) -> Row | None:
+        claimed = await self._claim(
+            self._db, delivery_id=row["id"], seen_at=row["next_attempt_at"], until=until
+        )
+        return row if claimed else None
 
 
 class Dispatcher(Generic[JobT]):

@@ -37,7 +37,7 @@ from anonbox.core.errors import ValidationFailed
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
 from anonbox.notifications import push_repository as repository
-from anonbox.notifications.courier import Outcome, backoff_seconds
+from anonbox.notifications.courier import DeliveryRows, Outcome, backoff_seconds
 from anonbox.notifications.destinations import Undeliverable, pinned_target
 from anonbox.notifications.relay import Event
 from anonbox.notifications.repository import message_texts
@@ -171,26 +171,18 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, moment.timestamp() - now_us() / _US)
 
 
-class PushCourier:
+class PushCourier(DeliveryRows):
     """Attempts a push: the notice encrypted for its device, to its push service."""
 
     name = "push"
     title = "Web Push"
 
     def __init__(self, db: Database, settings: Settings, http: httpx.AsyncClient) -> None:
+        super().__init__(db, repository.due_deliveries, repository.claim_delivery)
         self._db = db
         self._settings = settings
         self._http = http
         self._private_key: str | None = None
-
-    async def due(self, now: int, limit: int, busy: Sequence[str]) -> Sequence[Row]:
-        return await repository.due_deliveries(self._db, now, limit, busy)
-
-    async def claim(self, row: Row, until: int) -> Row | None:
-        claimed = await repository.claim_delivery(
-            self._db, delivery_id=row["id"], seen_at=row["next_attempt_at"], until=until
-        )
-        return row if claimed else None
 
     async def attempt(self, delivery: Row) -> Outcome:
         if self._private_key is None:

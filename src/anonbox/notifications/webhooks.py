@@ -36,7 +36,7 @@ from anonbox.core.errors import ValidationFailed
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
 from anonbox.notifications import repository
-from anonbox.notifications.courier import Outcome, backoff_seconds
+from anonbox.notifications.courier import DeliveryRows, Outcome, backoff_seconds
 from anonbox.notifications.destinations import (
     Undeliverable,
     literal_address,
@@ -117,25 +117,17 @@ class WebhookChannel:
         await repository.insert_deliveries(conn, rows)
 
 
-class WebhookCourier:
+class WebhookCourier(DeliveryRows):
     """Attempts a delivery: one signed POST to the address its endpoint resolves to now."""
 
     name = "webhooks"
     title = "Webhook"
 
     def __init__(self, db: Database, settings: Settings, http: httpx.AsyncClient) -> None:
+        super().__init__(db, repository.due_deliveries, repository.claim_delivery)
         self._db = db
         self._settings = settings
         self._http = http
-
-    async def due(self, now: int, limit: int, busy: Sequence[str]) -> Sequence[Row]:
-        return await repository.due_deliveries(self._db, now, limit, busy)
-
-    async def claim(self, row: Row, until: int) -> Row | None:
-        claimed = await repository.claim_delivery(
-            self._db, delivery_id=row["id"], seen_at=row["next_attempt_at"], until=until
-        )
-        return row if claimed else None
 
     async def attempt(self, delivery: Row) -> Outcome:
         status_code, error = await self._send(delivery)
