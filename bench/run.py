@@ -45,6 +45,7 @@ from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -90,6 +91,11 @@ HUGE_LIMITS = {
 }
 
 BODY = b'{"message_content": "What are you reading these days? Anything you would recommend?"}'
+# Search queries on the seeded inbox (seeded_rows): a word in about two messages of three,
+# found among the newest; and the number of one message, old enough that only the index
+# finds it (with --quick, #42424 alone; at 1,000,000 also #424240 to #424249).
+SEARCH_COMMON = "recommend"
+SEARCH_RARE = "#42424"
 
 
 # --- configuration ------------------------------------------------------------------------
@@ -118,6 +124,8 @@ SCENARIOS = [
     Scenario("like", "PUT …/like on one hot message (creator)", "like.lua", (200,)),
     Scenario("inbox_first", "GET inbox, first page (creator)", "inbox.lua", (200,)),
     Scenario("inbox_deep", "GET inbox, page 100,000 deep (creator)", "inbox.lua", (200,)),
+    Scenario("search", "GET …/search, a word in most messages (creator)", "search.lua", (200,)),
+    Scenario("search_rare", "GET …/search, a text in a few old messages", "search.lua", (200,)),
     Scenario("write", "POST /message/{link_id} (anonymous write)", "post.lua", (201,)),
     Scenario("mixed", "90% posts, 10% creator first-page reads", "mixed.lua", (201, 200)),
 ]
@@ -143,6 +151,8 @@ class Fixture:
             "like": [self.inbox_link, self.hot_message, self.inbox_key],
             "inbox_first": [self.inbox_link, self.inbox_key],
             "inbox_deep": [self.inbox_link, self.inbox_key, self.deep_cursor],
+            "search": [self.inbox_link, self.inbox_key, quote(SEARCH_COMMON)],
+            "search_rare": [self.inbox_link, self.inbox_key, quote(SEARCH_RARE)],
             "write": [self.write_link],
             "mixed": [self.inbox_link, self.inbox_key],
         }[scenario]
@@ -280,6 +290,8 @@ def probe(server: Server, fixture: Fixture, scenario: str) -> dict[str, Any]:
         "inbox_deep": [
             ("GET", f"/message/{link}?limit=20&cursor={fixture.deep_cursor}", key, None, 200)
         ],
+        "search": [("GET", f"/message/{link}/search?q={quote(SEARCH_COMMON)}", key, None, 200)],
+        "search_rare": [("GET", f"/message/{link}/search?q={quote(SEARCH_RARE)}", key, None, 200)],
         "write": [("POST", f"/message/{fixture.write_link}", None, BODY, 201)],
         "mixed": [
             ("POST", f"/message/{link}", None, BODY, 201),
@@ -292,8 +304,10 @@ def probe(server: Server, fixture: Fixture, scenario: str) -> dict[str, Any]:
         if status != expected:
             raise RuntimeError(f"{server.app} {method} {path}: {status} {answer!r:.300}")
         last = answer["data"]
-    if scenario.startswith("inbox") and len(last["items"]) != 20:
+    if scenario in {"inbox_first", "inbox_deep", "search"} and len(last["items"]) != 20:
         raise RuntimeError(f"{server.app} {scenario}: {len(last['items'])} items, not 20")
+    if scenario == "search_rare" and not last["items"]:
+        raise RuntimeError(f"{server.app} {scenario}: nothing found")
     return last
 
 
@@ -673,6 +687,8 @@ def _scenarios(*names: str) -> list[Scenario]:
 
 PHASES: list[tuple[list[Scenario], tuple[str, ...]]] = [
     (_scenarios("like", "inbox_first", "inbox_deep"), ("anonbox", "floor")),
+    # anonbox only: the floor has no search (its SQL would be anonbox's two steps again).
+    (_scenarios("search", "search_rare"), ("anonbox",)),
     (_scenarios("write", "mixed"), ("anonbox", "floor")),
     (_scenarios("write"), ("anonbox-normal",)),
 ]
@@ -712,12 +728,13 @@ class BlackHole:
 
 
 def add_slow_webhooks(server: Server, fixture: Fixture, url: str) -> None:
-    for _ in range(SLOW_WEBHOOKS):
+    for n in range(SLOW_WEBHOOKS):
+        # One webhook per URL per creator: each its own query string, the same receiver.
         status, answer = request(
             "POST",
             f"{server.base}/webhooks",
             key=fixture.write_key,
-            body=json.dumps({"url": url}).encode(),
+            body=json.dumps({"url": f"{url}?n={n}"}).encode(),
         )
         if status != 201:
             raise RuntimeError(f"adding a webhook failed: {status} {answer}")

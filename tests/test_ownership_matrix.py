@@ -86,6 +86,8 @@ PATH_KEYS = {
     "report_id": "report",
     "webhook_id": "webhook",
     "subscription_id": "subscription",
+    "token": "receipt",
+    "phrase_id": "phrase",
 }
 
 _senders = itertools.count(1)
@@ -279,6 +281,30 @@ def fresh_report(w: World, a: Actor) -> Target:
     return Target({"report": report}, target.secrets)
 
 
+def fresh_receipt(w: World, a: Actor) -> Target:
+    """A sender's receipt: its token is the credential, so its text is its holder's own."""
+    n = next(_senders)
+    sent = w.http.post(
+        f"/message/{a.link_id}",
+        params={"receipt": "true"},
+        json={"message_content": unique("with a receipt")},
+        headers={"X-Forwarded-For": f"10.78.{(n >> 8) & 255}.{n & 255}"},
+    )
+    assert sent.status_code == 201, sent.text
+    return Target({"link": a.link_id, "receipt": sent.json()["data"]["receipt"]["token"]})
+
+
+def phrase_body() -> dict[str, Any]:
+    # Muted on every link of the world: a word no message here contains.
+    return {"phrase": f"zzphrase{uuid.uuid4().hex[:12]}"}
+
+
+def fresh_phrase(w: World, a: Actor) -> Target:
+    """A site-wide muted phrase: the admin's whoever ``a`` is."""
+    made = w.ok("POST", "/admin/muted-phrases", w.actors["admin"].key, json=phrase_body())
+    return Target({"phrase": made["id"]})
+
+
 # --- the endpoints -----------------------------------------------------------------------
 
 Guard = Literal["public", "viewer", "creator", "owned_link", "session", "admin"]
@@ -302,9 +328,13 @@ class Endpoint:
     success: int
     target: Builder | None = None  # None: the path names no resource
     body: Callable[[], dict[str, Any]] | None = None
+    query: dict[str, str] | None = None  # the query string, for operations that need one
     mutates: bool = False  # a fresh target per case; a refusal must leave it untouched
     private: bool = False  # a viewer route whose resource only its creator may see
     signs_out: bool = False  # the request ends the session that makes it
+    # Puts back what a successful request changed that the rest of the matrix relies on
+    # (given the time just before the request).
+    undo: Callable[[World, int], None] | None = None
 
     @property
     def params(self) -> list[str]:
@@ -337,6 +367,9 @@ ENDPOINTS: list[Endpoint] = [
     # messages
     Endpoint("send", "POST", M, "public", 201, seeded_link, body=text_body("anonymous")),
     Endpoint("inbox", "GET", M, "viewer", 200, seeded_link),
+    Endpoint(
+        "search", "GET", M + "/search", "owned_link", 200, seeded_link, query={"q": "private to"}
+    ),
     Endpoint("replies-of-answered", "GET", MM, "viewer", 200, seeded_answered),
     Endpoint("replies-of-unanswered", "GET", MM, "viewer", 200, seeded_unanswered, private=True),
     Endpoint(
@@ -397,6 +430,18 @@ ENDPOINTS: list[Endpoint] = [
         "delete-link", "DELETE", "/links/{link_id}", "owned_link", 200, fresh_link, mutates=True
     ),
     Endpoint("public-link", "GET", "/links/{link_id}/public", "public", 200, seeded_link),
+    # receipts: the token is the only credential
+    Endpoint("receipt", "GET", "/receipts/{token}", "public", 200, fresh_receipt),
+    Endpoint(
+        "follow-up",
+        "POST",
+        "/receipts/{token}/follow-up",
+        "public",
+        201,
+        fresh_receipt,
+        text_body("follow-up"),
+        mutates=True,
+    ),
     # safety
     Endpoint("list-blocks", "GET", "/blocks", "creator", 200),
     Endpoint("unblock", "DELETE", "/blocks/{block_id}", "creator", 200, fresh_block, mutates=True),
@@ -509,7 +554,64 @@ ENDPOINTS: list[Endpoint] = [
         fresh_message,
         mutates=True,
     ),
+    Endpoint("list-muted-phrases", "GET", "/admin/muted-phrases", "admin", 200),
+    Endpoint(
+        "add-muted-phrase",
+        "POST",
+        "/admin/muted-phrases",
+        "admin",
+        201,
+        body=phrase_body,
+        mutates=True,
+    ),
+    Endpoint(
+        "remove-muted-phrase",
+        "DELETE",
+        "/admin/muted-phrases/{phrase_id}",
+        "admin",
+        200,
+        fresh_phrase,
+        mutates=True,
+    ),
+    Endpoint("audit-log", "GET", "/admin/audit", "admin", 200),
+    # account
+    Endpoint("export", "GET", "/account/export", "creator", 200),
+    Endpoint("deletion-state", "GET", "/account/deletion", "creator", 200),
+    Endpoint(
+        "request-deletion",
+        "POST",
+        "/account/deletion",
+        "session",
+        201,
+        mutates=True,
+        signs_out=True,
+        undo=lambda w, since: reinstate(w, "owner", since),
+    ),
+    Endpoint("cancel-deletion", "DELETE", "/account/deletion", "session", 200, mutates=True),
 ]
+
+
+def reinstate(w: World, name: str, since: int) -> None:
+    """Take back a deletion the actor asked for, keys and sessions included (which only a
+    test may do: cancelling keeps the keys revoked), so the matrix can go on with them."""
+    user_id = w.actors[name].user_id
+
+    async def run() -> None:
+        db = await connect(w.server.database_url)
+        try:
+            async with db.transaction() as tx:
+                await tx.execute("DELETE FROM account_deletions WHERE user_id = $1", user_id)
+                for table in ("api_keys", "sessions"):
+                    await tx.execute(
+                        f"UPDATE {table} SET revoked_at = NULL"  # noqa: S608 - ours
+                        " WHERE user_id = $1 AND revoked_at >= $2",
+                        user_id,
+                        since,
+                    )
+        finally:
+            await db.close()
+
+    asyncio.run(run())
 
 
 def expected_status(endpoint: Endpoint, credential: Credential, resource: Resource) -> int:
@@ -681,6 +783,8 @@ def observe(w: World, target: Target | None, holder: Actor) -> dict[str, Any]:
             seen[f"{actor.name} links"] = view(w, "/links", actor.key)
             seen[f"{actor.name} muted"] = view(w, "/muted-words", actor.key)
             seen[f"{actor.name} keys"] = view(w, "/auth/api-keys", actor.signed_in)
+        seen["muted phrases"] = view(w, "/admin/muted-phrases", w.actors["admin"].key)
+        seen["audit"] = view(w, "/admin/audit", w.actors["admin"].key, limit=100)
         return seen
     ids, key = target.ids, holder.key
     seen = {}
@@ -707,6 +811,11 @@ def observe(w: World, target: Target | None, holder: Actor) -> dict[str, Any]:
         for status in ("open", "resolved"):
             reports = view(w, "/admin/reports", admin, status=status, limit=100)
             seen[f"{status} reports"] = picked(reports, "id", ids["report"])
+    if "phrase" in ids:
+        phrases = view(w, "/admin/muted-phrases", w.actors["admin"].key)
+        seen["muted phrases"] = picked(phrases, "id", ids["phrase"])
+    # A refused request is no admin action: it writes nothing to the audit log.
+    seen["audit"] = view(w, "/admin/audit", w.actors["admin"].key, limit=100)
     return seen
 
 
@@ -751,12 +860,16 @@ def test_each_credential_gets_the_documented_answer_and_only_its_own_data(
     ids = {} if target is None else target.ids
     path = endpoint.path.format(**{param: ids[PATH_KEYS[param]] for param in endpoint.params})
 
+    started = now_us()
     response = w.http.request(
         endpoint.method,
         path,
         headers=w.headers(credential, fresh_session=endpoint.signs_out),
         json=endpoint.body() if endpoint.body else None,
+        params=endpoint.query,
     )
+    if endpoint.undo is not None:
+        endpoint.undo(w, started)
 
     request = f"{endpoint.method} {path}"
     assert response.status_code == expected, f"{request} -> {response.status_code} {response.text}"

@@ -18,6 +18,8 @@ from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 
 from anonbox import __version__
+from anonbox.account.router import ROUTES as ACCOUNT_ROUTES
+from anonbox.account.service import Eraser
 from anonbox.auth.dependencies import (
     admin_creator,
     current_creator,
@@ -36,6 +38,7 @@ from anonbox.core.metrics import Metrics, MetricsSettings, metrics_endpoint
 from anonbox.core.ratelimit import rate_limiter_from_settings
 from anonbox.core.requests import JSONRequest, require_json_body
 from anonbox.core.settings import Settings
+from anonbox.links import service as links
 from anonbox.links.dependencies import owned_link, viewed_link
 from anonbox.links.router import ROUTES as LINK_ROUTES
 from anonbox.messages.router import ROUTES as MESSAGE_ROUTES
@@ -45,6 +48,8 @@ from anonbox.notifications.fanout import Hub, feed_for, provide_hub
 from anonbox.notifications.push_router import ROUTES as PUSH_ROUTES
 from anonbox.notifications.router import ROUTES as NOTIFICATION_ROUTES
 from anonbox.notifications.worker import NotificationWorker
+from anonbox.receipts import service as receipts
+from anonbox.receipts.router import ROUTES as RECEIPT_ROUTES
 from anonbox.safety.gate import Gate
 from anonbox.safety.router import ROUTES as SAFETY_ROUTES
 from anonbox.safety.senders import SenderKeys
@@ -103,6 +108,9 @@ def create_app(
         background = [
             asyncio.create_task(feed_for(app.state.db, settings.database_url, app.state.hub).run()),
             asyncio.create_task(worker.run()),
+            asyncio.create_task(Eraser(app.state.db, settings).run()),
+            asyncio.create_task(receipts.purge_forever(app.state.db)),
+            asyncio.create_task(links.resume_forever(app.state.db)),
         ]
         http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
         app.state.oidc = OIDCClient(settings, http) if settings.google_client_id else None
@@ -135,6 +143,7 @@ def create_app(
     app = Litestar(
         route_handlers=[
             *MESSAGE_ROUTES,
+            *RECEIPT_ROUTES,
             *AUTH_ROUTES,
             *LINK_ROUTES,
             *SAFETY_ROUTES,
@@ -142,6 +151,7 @@ def create_app(
             *NOTIFICATION_ROUTES,
             *PUSH_ROUTES,
             *EMAIL_NOTICE_ROUTES,
+            *ACCOUNT_ROUTES,
             healthz,
             readyz,
             openapi_document,

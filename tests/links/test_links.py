@@ -18,8 +18,8 @@ from tests.conftest import Creator
 from tests.server import Server
 
 ENVELOPE_KEYS = {"status_code", "message", "data", "metadata"}
-LINK_KEYS = {"id", "prompt", "paused", "created_at"}
-PUBLIC_KEYS = {"id", "prompt", "paused", "creator_name", "creator_picture_url"}
+LINK_KEYS = {"id", "prompt", "paused", "created_at", "follow_ups", "paused_until", "hide_dates"}
+PUBLIC_KEYS = {"id", "prompt", "paused", "creator_name", "creator_picture_url", "hide_dates"}
 UNKNOWN_LINK = "nosuchlink0"
 BAD_KEY = {"X-API-Key": "anb_" + "0" * 40}
 MAX_LINKS = 100
@@ -329,6 +329,7 @@ def test_public_view_shows_the_prompt_and_creator_but_no_email(
         "paused": False,
         "creator_name": profile["name"],
         "creator_picture_url": profile["profile_url"],
+        "hide_dates": False,
     }
     assert profile["email"] not in response.text
     assert creator.user_id not in response.text

@@ -15,7 +15,15 @@ from tests.actions import assert_error, post_message, post_reply
 from tests.conftest import Creator
 
 UNKNOWN_ID = "01aaaaaaaaaaaaaaaaaaaaaaaa"
-INBOX_ITEM_KEYS = {"id", "message_content", "like_by_creator", "created_at", "reply_count"}
+# follow_up_of: null but for a follow-up sent through a receipt (tests/receipts).
+INBOX_ITEM_KEYS = {
+    "id",
+    "message_content",
+    "like_by_creator",
+    "created_at",
+    "reply_count",
+    "follow_up_of",
+}
 REPLY_ITEM_KEYS = {"message_id", "reply_message_id", "message_content", "created_at"}
 BACK_TO_BACK = 100  # enough that many land in the same millisecond
 

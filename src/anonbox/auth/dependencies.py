@@ -34,16 +34,30 @@ def presented_credential(request: Request[Any, Any, Any]) -> str | None:
     return None
 
 
+class DeletionPending(Forbidden):
+    code = "account_deletion_pending"
+
+
+def in_service(principal: Principal) -> Principal:
+    """Refuse an account scheduled for erasure: it may only see or cancel its deletion."""
+    if principal.erasing:
+        raise DeletionPending(
+            "This account is scheduled for erasure; cancel the deletion "
+            "(DELETE /account/deletion) to use it again"
+        )
+    return principal
+
+
 async def current_creator(request: Request[Any, Any, Any], db: DB) -> Principal:
     credential = presented_credential(request)
     if credential is None:
         raise Unauthorized("This needs the creator's credential in the X-API-Key header")
-    return await authenticate(db, credential)
+    return in_service(await authenticate(db, credential))
 
 
 async def optional_creator(request: Request[Any, Any, Any], db: DB) -> Principal | None:
     credential = presented_credential(request)
-    return None if credential is None else await authenticate(db, credential)
+    return None if credential is None else in_service(await authenticate(db, credential))
 
 
 async def signed_in_creator(creator: Principal) -> Principal:

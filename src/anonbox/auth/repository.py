@@ -48,7 +48,8 @@ async def insert_api_key(
 
 async def active_api_key(conn: Connection, key_hash: str) -> Row | None:
     return await conn.fetchrow(
-        "SELECT k.id, k.user_id, k.key_hash, k.last_used_at, u.is_admin"
+        "SELECT k.id, k.user_id, k.key_hash, k.last_used_at, u.is_admin,"
+        " EXISTS (SELECT 1 FROM account_deletions d WHERE d.user_id = u.id) AS erasing"
         " FROM api_keys k JOIN users u ON u.id = k.user_id"
         " WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
         key_hash,
@@ -218,7 +219,8 @@ async def insert_session(
 
 async def active_session_by_access(conn: Connection, access_hash: str, now: int) -> Row | None:
     return await conn.fetchrow(
-        "SELECT s.id, s.user_id, s.access_hash, u.is_admin"
+        "SELECT s.id, s.user_id, s.access_hash, u.is_admin,"
+        " EXISTS (SELECT 1 FROM account_deletions d WHERE d.user_id = u.id) AS erasing"
         " FROM sessions s JOIN users u ON u.id = s.user_id"
         " WHERE s.access_hash = $1 AND s.revoked_at IS NULL AND s.access_expires_at > $2",
         access_hash,

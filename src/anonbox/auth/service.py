@@ -44,6 +44,8 @@ class Principal:
     credential_id: str  # the API key's id, or the session's
     kind: Literal["api_key", "session"]
     is_admin: bool = False
+    # The account is scheduled for erasure: only its deletion endpoints and page take it.
+    erasing: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,7 @@ async def authenticate(db: Database, credential: str, *, sign_in_only: bool = Fa
             credential_id=session["id"],
             kind="session",
             is_admin=bool(session["is_admin"]),
+            erasing=bool(session["erasing"]),
         )
     if credential.startswith(API_KEY_PREFIX):
         key = await repository.active_api_key(db, presented)
@@ -85,6 +88,7 @@ async def authenticate(db: Database, credential: str, *, sign_in_only: bool = Fa
             credential_id=key["id"],
             kind="api_key",
             is_admin=bool(key["is_admin"]),
+            erasing=bool(key["erasing"]),
         )
     raise Unauthorized("The credential is not valid")
 

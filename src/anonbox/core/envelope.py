@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import secrets
 import time
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping, MutableMapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar
 
@@ -190,6 +190,17 @@ def envelope(
     )
 
 
+async def streamed_envelope(
+    request: Request[Any, Any, Any], status_code: int, message: str, data: AsyncIterable[bytes]
+) -> AsyncIterator[bytes]:
+    """The envelope around a ``data`` too large to hold (an account's export), written as
+    its JSON arrives: the same fields in the same order, metadata last, timed at the end."""
+    yield b'{"status_code":%d,"message":%s,"data":' % (status_code, msgspec.json.encode(message))
+    async for piece in data:
+        yield piece
+    yield b',"metadata":' + msgspec.json.encode(metadata(request.scope)) + b"}"
+
+
 def error_envelope(
     scope: Mapping[str, Any],
     status_code: int,
@@ -218,6 +229,7 @@ _DESCRIPTIONS = {
     404: "Unknown link, message or reply",
     405: "Method not allowed on this path",
     409: "Conflict with the current state",
+    410: "The link is no longer available: its account was deleted",
     413: "Request body larger than the configured limit",
     415: "Body is not application/json",
     429: "Too many requests; see Retry-After. While a link is under a flood a post is "

@@ -6,6 +6,7 @@
      ├── Unauthorized          401 unauthorized
      ├── Forbidden             403 forbidden
      ├── NotFound              404 not_found
+     │    └── Gone             410 gone                (it was there, and is no longer)
      ├── Conflict              409 conflict
      ├── PayloadTooLarge       413 payload_too_large
      ├── UnsupportedMediaType  415 unsupported_media_type
@@ -64,6 +65,13 @@ class Forbidden(AnonboxError):
 class NotFound(AnonboxError):
     status_code = 404
     code = "not_found"
+
+
+class Gone(NotFound):
+    """A more precise not-found: whatever handles a missing thing handles this too."""
+
+    status_code = 410
+    code = "gone"
 
 
 class Conflict(AnonboxError):

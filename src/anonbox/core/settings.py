@@ -14,6 +14,7 @@ GOOGLE_ISSUER = "https://accounts.google.com"
 # Only for development: anywhere else the service refuses to start without a real secret.
 DEVELOPMENT_SECRET = "anonbox-development-secret-do-not-use-in-production"  # noqa: S105
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+MAX_ACCOUNT_ERASE_DAYS = 3650  # a deletion asked for is carried out within ten years
 
 
 class ConfigurationError(ValueError):
@@ -80,6 +81,9 @@ class Settings:
     email_signin_ttl_seconds: int = 15 * 60
     limit_signin_address: Limit = field(default=Limit("signin_address", 15, 3600))
     limit_signin_network: Limit = field(default=Limit("signin_network", 30, 3600))
+    # Account deletion: days between asking and erasure, during which the account is
+    # disabled and its creator may cancel (fractions allowed: tests use seconds' worth).
+    account_erase_days: float = 30.0
 
     def __post_init__(self) -> None:
         if self.environment != "development" and self.secret_key == DEVELOPMENT_SECRET:
@@ -88,6 +92,11 @@ class Settings:
             raise ConfigurationError("ANONBOX_DURABLE_COMMITS=false is for measurement only")
         if len(self.secret_key) < 32:
             raise ConfigurationError("ANONBOX_SECRET_KEY must be at least 32 characters")
+        if not 0 < self.account_erase_days <= MAX_ACCOUNT_ERASE_DAYS:
+            raise ConfigurationError(
+                f"ANONBOX_ACCOUNT_ERASE_DAYS must be more than 0 and at most "
+                f"{MAX_ACCOUNT_ERASE_DAYS}, not {self.account_erase_days}"
+            )
         if self.smtp_url is not None:
             smtp_settings(self.smtp_url)  # refuse a malformed URL at start, not at first mail
             if self.environment != "development" and self.public_url is None:
@@ -266,6 +275,7 @@ class Settings:
             limit_signin_network=limit(
                 "ANONBOX_LIMIT_SIGNIN_NETWORK", defaults.limit_signin_network
             ),
+            account_erase_days=seconds("ANONBOX_ACCOUNT_ERASE_DAYS", defaults.account_erase_days),
         )
 
 

@@ -9,20 +9,46 @@ from anonbox.core.ids import new_link_id
 
 DEFAULT_PROMPT = "Send me anonymous messages!"
 
-_LINK = "SELECT id, prompt, paused, created_at FROM links"
+_COLUMNS = "id, prompt, paused, created_at, follow_ups, paused_until, hide_dates"
+_LINK = f"SELECT {_COLUMNS} FROM links"  # noqa: S608 - constant columns
+
+
+# Tries at a fresh id before giving up: only a broken random source would need a second.
+_LINK_ID_TRIES = 100
 
 
 async def insert_link(conn: Connection, *, user_id: str, prompt: str, created_at: int) -> str:
-    """A new link with a fresh random id; returns the id."""
-    link_id = new_link_id()
-    await conn.execute(
-        "INSERT INTO links (id, user_id, prompt, created_at) VALUES ($1, $2, $3, $4)",
+    """A new link with a fresh random id, never one an erased account had; returns the id."""
+    for _ in range(_LINK_ID_TRIES):
+        link_id = new_link_id()
+        inserted = await conn.execute(
+            # CAST: PostgreSQL must deduce one type for $1 from both of its uses.
+            "INSERT INTO links (id, user_id, prompt, created_at)"
+            " SELECT CAST($1 AS VARCHAR(16)), $2, $3, $4 WHERE NOT EXISTS"
+            " (SELECT 1 FROM link_tombstones WHERE id = CAST($1 AS VARCHAR(16)))",
+            link_id,
+            user_id,
+            prompt,
+            created_at,
+        )
+        if inserted == 1:
+            return link_id
+    raise RuntimeError("no fresh link id after many tries: is the random source broken?")
+
+
+async def link_erased(conn: Connection, link_id: str) -> bool:
+    """Whether the id belonged to a link of an erased account (never given out again)."""
+    return await conn.fetchrow("SELECT 1 FROM link_tombstones WHERE id = $1", link_id) is not None
+
+
+async def link_holder(conn: Connection, link_id: str) -> Row | None:
+    """The link's owner (``user_id``) and whether the owner's account is being deleted
+    (``disabled``): then the link is gone for everyone."""
+    return await conn.fetchrow(
+        "SELECT l.user_id, EXISTS (SELECT 1 FROM account_deletions d"
+        " WHERE d.user_id = l.user_id) AS disabled FROM links l WHERE l.id = $1",
         link_id,
-        user_id,
-        prompt,
-        created_at,
     )
-    return link_id
 
 
 async def insert_default_link(conn: Connection, *, user_id: str, created_at: int) -> str:
@@ -51,23 +77,50 @@ async def link_of(conn: Connection, *, link_id: str, user_id: str) -> Row | None
 
 async def public_link(conn: Connection, link_id: str) -> Row | None:
     return await conn.fetchrow(
-        "SELECT l.id, l.prompt, l.paused, u.name, u.picture_url"
+        "SELECT l.id, l.prompt, l.paused, l.hide_dates, u.name, u.picture_url,"
+        " EXISTS (SELECT 1 FROM account_deletions d WHERE d.user_id = u.id) AS disabled"
         " FROM links l JOIN users u ON u.id = l.user_id WHERE l.id = $1",
         link_id,
     )
 
 
 async def update_link(
-    conn: Connection, *, link_id: str, user_id: str, prompt: str | None, paused: bool | None
+    conn: Connection,
+    *,
+    link_id: str,
+    user_id: str,
+    prompt: str | None,
+    paused: bool | None,
+    follow_ups: bool | None = None,
+    paused_until: int | None = None,
+    hide_dates: bool | None = None,
 ) -> Row | None:
-    """Set the given settings (None keeps the current value) in one statement."""
+    """Set the given settings (None keeps the current value) in one statement. Setting
+    ``paused`` ends a timed pause; ``paused_until`` pauses until then."""
     return await conn.fetchrow(
-        "UPDATE links SET prompt = COALESCE($3, prompt), paused = COALESCE($4, paused)"
-        " WHERE id = $1 AND user_id = $2 RETURNING id, prompt, paused, created_at",
+        "UPDATE links SET prompt = COALESCE($3, prompt),"  # noqa: S608 - constant columns
+        " paused = CASE WHEN CAST($6 AS BIGINT) IS NOT NULL THEN TRUE"
+        " ELSE COALESCE($4, paused) END,"
+        " paused_until = CASE WHEN CAST($6 AS BIGINT) IS NOT NULL THEN CAST($6 AS BIGINT)"
+        " WHEN CAST($4 AS BOOLEAN) IS NOT NULL THEN NULL ELSE paused_until END,"
+        " follow_ups = COALESCE($5, follow_ups), hide_dates = COALESCE($7, hide_dates)"
+        f" WHERE id = $1 AND user_id = $2 RETURNING {_COLUMNS}",
         link_id,
         user_id,
         prompt,
         paused,
+        follow_ups,
+        paused_until,
+        hide_dates,
+    )
+
+
+async def resume_ended_pauses(conn: Connection, now: int) -> int:
+    """Resume the links whose timed pause has ended."""
+    return await conn.execute(
+        "UPDATE links SET paused = FALSE, paused_until = NULL"
+        " WHERE paused_until IS NOT NULL AND paused_until <= $1",
+        now,
     )
 
 

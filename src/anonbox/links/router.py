@@ -22,7 +22,7 @@ from anonbox.links.dependencies import LinkAccess
 from anonbox.links.schemas import LinkIn, LinkList, LinkOut, LinkPatch, PublicLink
 
 _TAGS = ["links"]
-_CREATOR_ERRORS = (400, 401, 403, 404, 503)
+_CREATOR_ERRORS = (400, 401, 403, 404, 410, 503)
 
 
 @post(
@@ -72,7 +72,7 @@ async def get_link(
     "/links/{link_id:str}/public",
     summary="What anyone sees of a link: its prompt, whether it is paused, and who owns it",
     description="The creator's display name and picture only; never an e-mail or account id.",
-    responses=error_responses(400, 404, 503),
+    responses=error_responses(400, 404, 410, 503),
     tags=_TAGS,
 )
 async def get_public_link(request: AnyRequest, link_id: LinkId, db: DB) -> Envelope[OK, PublicLink]:
@@ -82,8 +82,11 @@ async def get_public_link(request: AnyRequest, link_id: LinkId, db: DB) -> Envel
 @patch(
     "/links/{link_id:str}",
     summary="Change a link's prompt or pause it (creator)",
-    description="Send at least one of prompt, paused; fields left out keep their value. "
-    "A paused link refuses new messages until it is resumed.",
+    description="Send at least one of prompt, paused, pause_for_hours, follow_ups, "
+    "hide_dates; fields left out keep their value. A paused link refuses new messages until "
+    "it is resumed (paused: false), or for pause_for_hours. With follow_ups false, senders' "
+    "receipts of this link offer no follow-up. With hide_dates, the public page leaves out "
+    "when messages came.",
     responses=error_responses(*_CREATOR_ERRORS, *BODY_ERRORS),
     security=SECURITY,
     tags=_TAGS,
@@ -97,6 +100,9 @@ async def update_link(
         user_id=creator.user_id,
         prompt=data.prompt if isinstance(data.prompt, str) else None,
         paused=data.paused if isinstance(data.paused, bool) else None,
+        follow_ups=data.follow_ups if isinstance(data.follow_ups, bool) else None,
+        pause_for_hours=data.pause_for_hours if isinstance(data.pause_for_hours, int) else None,
+        hide_dates=data.hide_dates if isinstance(data.hide_dates, bool) else None,
     )
     return envelope(request, 200, "Link updated", updated)
 

@@ -11,6 +11,7 @@ from anonbox.core.envelope import Timestamp
 from anonbox.links.repository import DEFAULT_PROMPT
 
 MAX_PROMPT_CHARACTERS = 300
+MAX_PAUSE_HOURS = 365 * 24
 
 # Bounds are documented here but checked after NFC and trimming, in the service.
 _PROMPT_DOC = KwargDefinition(
@@ -33,6 +34,26 @@ class LinkPatch(msgspec.Struct):
         bool | msgspec.UnsetType,
         KwargDefinition(description="While true, the link refuses new messages"),
     ] = msgspec.UNSET
+    follow_ups: Annotated[
+        bool | msgspec.UnsetType,
+        KwargDefinition(
+            description="Whether a sender may send one follow-up through their receipt "
+            "(true for a new link)"
+        ),
+    ] = msgspec.UNSET
+    pause_for_hours: Annotated[
+        int | msgspec.UnsetType,
+        KwargDefinition(
+            ge=1,
+            le=MAX_PAUSE_HOURS,
+            description="Pause the link for this many hours (1 to 8760); it resumes by "
+            "itself within a minute of the end. Not together with paused.",
+        ),
+    ] = msgspec.UNSET
+    hide_dates: Annotated[
+        bool | msgspec.UnsetType,
+        KwargDefinition(description="Whether the public page leaves out when messages came"),
+    ] = msgspec.UNSET
 
 
 class LinkOut(msgspec.Struct):
@@ -40,6 +61,9 @@ class LinkOut(msgspec.Struct):
     prompt: str
     paused: bool
     created_at: Timestamp
+    follow_ups: bool = True
+    paused_until: Timestamp | None = None  # a timed pause's end; null when open-ended
+    hide_dates: bool = False
 
 
 class LinkList(msgspec.Struct):
@@ -54,3 +78,4 @@ class PublicLink(msgspec.Struct):
     paused: bool
     creator_name: str
     creator_picture_url: str | None
+    hide_dates: bool = False  # the page leaves out when messages came

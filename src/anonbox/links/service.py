@@ -6,17 +6,31 @@ their statements still name the creator, so a link that changed hands is not fou
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
 from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from anonbox.core.text import normalised_text
 from anonbox.links import repository
-from anonbox.links.schemas import MAX_PROMPT_CHARACTERS, LinkList, LinkOut, PublicLink
+from anonbox.links.availability import LinkGone, missing_link
+from anonbox.links.schemas import (
+    MAX_PAUSE_HOURS,
+    MAX_PROMPT_CHARACTERS,
+    LinkList,
+    LinkOut,
+    PublicLink,
+)
 
 # A creator's links are listed in one response, unpaginated: the cap keeps it small.
 MAX_LINKS_PER_CREATOR = 100
 
 _NO_LINK = "No link with this id"
+_US = 1_000_000
+RESUME_SECONDS = 5.0  # how often ended pauses are looked for
+
+logger = logging.getLogger("anonbox.links")
 
 
 class TooManyLinks(Conflict):
@@ -29,11 +43,15 @@ def normalised_prompt(value: str) -> str:
 
 
 def _link_out(row: Row) -> LinkOut:
+    until = row["paused_until"]
     return LinkOut(
         id=row["id"],
         prompt=row["prompt"],
         paused=bool(row["paused"]),
         created_at=isoformat_us(row["created_at"]),
+        follow_ups=bool(row["follow_ups"]),
+        paused_until=None if until is None else isoformat_us(until),
+        hide_dates=bool(row["hide_dates"]),
     )
 
 
@@ -65,28 +83,59 @@ async def link(db: Database, *, link_id: str, user_id: str) -> LinkOut:
 async def public_link(db: Database, *, link_id: str) -> PublicLink:
     row = await repository.public_link(db, link_id)
     if row is None:
-        raise NotFound(_NO_LINK)
+        raise await missing_link(db, link_id)
+    if row["disabled"]:
+        raise LinkGone()
     return PublicLink(
         id=row["id"],
         prompt=row["prompt"],
         paused=bool(row["paused"]),
         creator_name=row["name"],
         creator_picture_url=row["picture_url"],
+        hide_dates=bool(row["hide_dates"]),
     )
 
 
 async def update_link(
-    db: Database, *, link_id: str, user_id: str, prompt: str | None, paused: bool | None
+    db: Database,
+    *,
+    link_id: str,
+    user_id: str,
+    prompt: str | None,
+    paused: bool | None,
+    follow_ups: bool | None = None,
+    pause_for_hours: int | None = None,
+    hide_dates: bool | None = None,
 ) -> LinkOut:
     """Change the given settings; None leaves one as it is, and at least one must be given."""
-    if prompt is None and paused is None:
+    given = (prompt, paused, follow_ups, pause_for_hours, hide_dates)
+    if all(setting is None for setting in given):
         raise ValidationFailed(
-            "Send at least one setting to change: prompt, paused",
+            "Send at least one setting to change: prompt, paused, pause_for_hours, "
+            "follow_ups, hide_dates",
             [FieldProblem("body", "missing")],
         )
+    if pause_for_hours is not None and not 1 <= pause_for_hours <= MAX_PAUSE_HOURS:
+        raise ValidationFailed(
+            f"pause_for_hours must be 1 to {MAX_PAUSE_HOURS}",
+            [FieldProblem("pause_for_hours", "out_of_range")],
+        )
+    if paused is not None and pause_for_hours is not None:
+        raise ValidationFailed(
+            "Send paused or pause_for_hours, not both",
+            [FieldProblem("pause_for_hours", "invalid")],
+        )
     text = None if prompt is None else normalised_prompt(prompt)
+    until = None if pause_for_hours is None else now_us() + pause_for_hours * 3600 * _US
     row = await repository.update_link(
-        db, link_id=link_id, user_id=user_id, prompt=text, paused=paused
+        db,
+        link_id=link_id,
+        user_id=user_id,
+        prompt=text,
+        paused=paused,
+        follow_ups=follow_ups,
+        paused_until=until,
+        hide_dates=hide_dates,
     )
     if row is None:
         raise NotFound(_NO_LINK)
@@ -97,3 +146,14 @@ async def delete_link(db: Database, *, link_id: str, user_id: str) -> None:
     """Delete the link with every message and reply under it."""
     if not await repository.delete_link(db, link_id=link_id, user_id=user_id):
         raise NotFound(_NO_LINK)
+
+
+async def resume_forever(db: Database) -> None:
+    """Resume links whose timed pause has ended, every few seconds (on every instance: the
+    update is the same whoever runs it)."""
+    while True:
+        await asyncio.sleep(RESUME_SECONDS)
+        try:
+            await repository.resume_ended_pauses(db, now_us())
+        except Exception:  # the database is away a moment: try again next time
+            logger.warning("links: resuming ended pauses failed", exc_info=True)

@@ -13,8 +13,13 @@ from anonbox.notifications import repository as events
 
 
 async def posting_target(conn: Connection, link_id: str) -> Row | None:
-    """The link's owner and whether it accepts messages."""
-    return await conn.fetchrow("SELECT user_id, paused FROM links WHERE id = $1", link_id)
+    """The link's owner, whether it accepts messages, and whether the owner's account is
+    being deleted (``disabled``)."""
+    return await conn.fetchrow(
+        "SELECT l.user_id, l.paused, EXISTS (SELECT 1 FROM account_deletions d"
+        " WHERE d.user_id = l.user_id) AS disabled FROM links l WHERE l.id = $1",
+        link_id,
+    )
 
 
 class NewMessage(NamedTuple):
@@ -257,8 +262,8 @@ async def reply_count(conn: Connection, *, link_id: str, message_id: str) -> int
 
 
 _INBOX = (
-    "SELECT m.id, m.content, m.like_by_creator, m.created_at, m.reply_count FROM messages m"
-    " JOIN (SELECT id FROM messages WHERE link_id = $1{answered}{before}"
+    "SELECT m.id, m.content, m.like_by_creator, m.created_at, m.reply_count, m.follow_up_of"
+    " FROM messages m JOIN (SELECT id FROM messages WHERE link_id = $1{answered}{before}"
     " ORDER BY id DESC LIMIT $2) page ON page.id = m.id ORDER BY m.id DESC"
 )
 

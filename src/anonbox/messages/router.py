@@ -25,7 +25,8 @@ from anonbox.core.envelope import (
 from anonbox.core.paths import Cursor, Limit, LinkId, RowId
 from anonbox.core.settings import Settings
 from anonbox.links.dependencies import LinkAccess
-from anonbox.messages import service
+from anonbox.messages import search, service
+from anonbox.messages.inbox import InboxFilter
 from anonbox.messages.schemas import (
     Deleted,
     InboxPage,
@@ -35,9 +36,11 @@ from anonbox.messages.schemas import (
     ReplyOut,
     ReplyPage,
 )
+from anonbox.receipts import service as receipts
+from anonbox.receipts.dependencies import site_of
 from anonbox.safety.blocks import BlockOut, block, sender_of
 
-_CREATOR_ERRORS = error_responses(400, 401, 403, 404, 503)
+_CREATOR_ERRORS = error_responses(400, 401, 403, 404, 410, 503)
 
 
 IdempotencyKey = Annotated[
@@ -60,6 +63,17 @@ ProofOfWork = Annotated[
         max_length=2048,
         description="While the link is under a flood, the ALTCHA solution (base64) of "
         "the challenge a 429 `proof_of_work_required` answer carried",
+    ),
+]
+
+
+WantsReceipt = Annotated[
+    bool,
+    Parameter(
+        query="receipt",
+        description="true: the answer's data also carries `receipt`, a private link (valid "
+        f"{receipts.RECEIPT_DAYS} days) where the sender can see whether the creator answered "
+        "and send one follow-up (see /receipts/{token}). Given for every post alike.",
     ),
 ]
 
@@ -87,7 +101,7 @@ def provide_posting(state: State) -> service.Posting:
     status_code=201,
     dependencies={"posting": Provide(provide_posting, sync_to_thread=False)},
     summary="Send an anonymous message to a link",
-    responses=error_responses(400, 404, 409, *BODY_ERRORS, 429, 503),
+    responses=error_responses(400, 404, 409, 410, *BODY_ERRORS, 429, 503),
     tags=["messages"],
 )
 async def create_message(
@@ -97,15 +111,28 @@ async def create_message(
     posting: Annotated[service.Posting, Dependency(skip_validation=True)],
     idempotency_key: IdempotencyKey = None,
     proof: ProofOfWork = None,
+    receipt: WantsReceipt = False,
 ) -> Envelope[Created, MessageOut]:
-    message = await service.create_message(
-        posting,
-        link_id=link_id,
-        content=data.message_content,
-        address=client_address(request.scope, posting.trusted_proxies),
-        idempotency_key=idempotency_key,
-        proof=proof,
-    )
+    address = client_address(request.scope, posting.trusted_proxies)
+    if receipt:
+        message = await receipts.post_with_receipt(
+            posting,
+            site=site_of(request),
+            link_id=link_id,
+            content=data.message_content,
+            address=address,
+            idempotency_key=idempotency_key,
+            proof=proof,
+        )
+    else:
+        message = await service.create_message(
+            posting,
+            link_id=link_id,
+            content=data.message_content,
+            address=address,
+            idempotency_key=idempotency_key,
+            proof=proof,
+        )
     return envelope(request, 201, "Message sent", message)
 
 
@@ -114,7 +141,7 @@ async def create_message(
     summary="List a link's messages, newest first",
     description="The creator (with a credential) sees the whole inbox; anyone else only "
     "the messages that have at least one reply.",
-    responses=error_responses(400, 401, 404, 503),
+    responses=error_responses(400, 401, 404, 410, 503),
     security=OPTIONAL_SECURITY,
     tags=["messages"],
 )
@@ -149,7 +176,7 @@ async def reply_to_message(
     summary="List the replies to a message, newest first",
     description="Anyone may read the replies of an answered message; an unanswered one "
     "is visible to its creator only.",
-    responses=error_responses(400, 401, 404, 503),
+    responses=error_responses(400, 401, 404, 410, 503),
     security=OPTIONAL_SECURITY,
     tags=["messages"],
 )
@@ -271,9 +298,49 @@ async def delete_unanswered(
     return envelope(request, 200, f"Deleted {count} messages", Deleted(deleted=count))
 
 
+SearchQuery = Annotated[
+    str,
+    Parameter(
+        query="q",
+        description="What to look for: 1 to 100 characters (after NFC and trimming), found "
+        "as a substring, case-insensitively, in a message or one of its replies",
+    ),
+]
+SearchFilter = Annotated[
+    InboxFilter,
+    Parameter(query="filter", description="Which of the matching messages: as in the inbox"),
+]
+
+
+@get(
+    "/message/{link_id:str}/search",
+    summary="Search a link's messages and their replies, newest first (creator)",
+    description="A message is found when its text, or the text of one of its replies, "
+    "contains `q`: any script, Japanese and Korean included (no word splitting). Items "
+    "and paging are the inbox's.",
+    responses=_CREATOR_ERRORS,
+    security=SECURITY,
+    tags=["messages"],
+)
+async def search_messages(
+    request: AnyRequest,
+    owned: LinkAccess,
+    db: DB,
+    q: SearchQuery,
+    which: SearchFilter = InboxFilter.ALL,
+    cursor: Cursor = None,
+    limit: Limit = 20,
+) -> Envelope[OK, InboxPage]:
+    page = await search.search(
+        db, link_id=owned.link_id, q=q, which=which, cursor=cursor, limit=limit
+    )
+    return envelope(request, 200, "Messages found", page)
+
+
 ROUTES = [
     create_message,
     list_messages,
+    search_messages,
     reply_to_message,
     list_replies,
     toggle_like,

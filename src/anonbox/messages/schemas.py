@@ -9,6 +9,7 @@ from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
 from anonbox.messages.content import MAX_CHARACTERS
+from anonbox.receipts.schemas import ReceiptLink
 
 # Bounds are documented here but checked after NFC normalisation, in content.py.
 Content = Annotated[
@@ -29,6 +30,8 @@ class MessageOut(msgspec.Struct):
     id: str
     message_content: str
     created_at: Timestamp
+    # Only when the sender asked for one (POST /message/{link_id}?receipt=true).
+    receipt: ReceiptLink | msgspec.UnsetType = msgspec.UNSET
 
 
 class ReplyOut(msgspec.Struct):
@@ -49,6 +52,9 @@ class InboxItem(msgspec.Struct):
     like_by_creator: bool
     created_at: Timestamp
     reply_count: int
+    # The message this one follows up, sent through its sender's receipt; shown to the
+    # creator only (null in the public listing).
+    follow_up_of: str | None = None
 
 
 class InboxPage(msgspec.Struct):

@@ -7,7 +7,7 @@ here every statement also names the link, so a message of another link is not fo
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from anonbox.core.clock import isoformat_us, now_us
@@ -16,6 +16,7 @@ from anonbox.core.errors import Conflict, NotFound
 from anonbox.core.groupcommit import GroupCommit
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import IPNetwork
+from anonbox.links.availability import LinkGone, missing_link
 from anonbox.messages import repository
 from anonbox.messages.content import normalised_content
 from anonbox.messages.schemas import (
@@ -92,19 +93,23 @@ async def create_message(
     address: IPAddress | None,
     idempotency_key: str | None = None,
     proof: str | None = None,
+    before_write: Callable[[MessageOut], Awaitable[None]] | None = None,
 ) -> MessageOut:
     """Store an anonymous message, or drop it silently when the gate says so (see
     ``repository.DroppedMessage``).
 
     With an ``idempotency_key``, a retried post lands once and gets the first answer.
     ``proof`` is the sender's proof of work, needed while the link is under a flood
-    (``safety.flood``).
+    (``safety.flood``). ``before_write`` runs once the post is admitted, before it is
+    written, stored or dropped alike (a sender's receipt: ``receipts.service``).
     """
     db, gate = posting.db, posting.gate
     text = normalised_content(content)
     target = await repository.posting_target(db, link_id)
     if target is None:
-        raise NotFound(_NO_LINK)
+        raise await missing_link(db, link_id)
+    if target["disabled"]:  # its account is being deleted: nothing is stored, not even a drop
+        raise LinkGone()
     if target["paused"]:
         raise LinkPaused("This link is not accepting messages right now")
     request_hash = _request_hash(link_id, text)
@@ -123,6 +128,8 @@ async def create_message(
     )
     now = now_us()
     message = MessageOut(id=new_ulid(now), message_content=text, created_at=isoformat_us(now))
+    if before_write is not None:
+        await before_write(message)
     sender = admission.sender
     # A dropped message is written too, as a bare id under its link: the same path, the
     # same commit, so it takes what a stored one takes and its id answers like one.
@@ -240,17 +247,20 @@ async def inbox(
     rows = await repository.inbox_page(
         db, link_id=link_id, before=cursor, limit=limit + 1, answered_only=answered_only
     )
-    items = [_inbox_item(row) for row in rows[:limit]]
+    items = [_inbox_item(row, thread=not answered_only) for row in rows[:limit]]
     return InboxPage(items=items, next_cursor=_next_cursor(rows, limit))
 
 
-def _inbox_item(row: Row) -> InboxItem:
+def _inbox_item(row: Row, *, thread: bool = False) -> InboxItem:
+    """``thread``: show which message a follow-up follows (to the creator only: to anyone
+    else two answered messages of one thread would be two messages of one sender)."""
     return InboxItem(
         id=row["id"],
         message_content=row["content"],
         like_by_creator=bool(row["like_by_creator"]),
         created_at=isoformat_us(row["created_at"]),
         reply_count=row["reply_count"],
+        follow_up_of=row["follow_up_of"] if thread else None,
     )
 
 

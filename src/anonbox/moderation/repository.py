@@ -1,10 +1,11 @@
-"""SQL for reports and for the admin's reach over every message."""
+"""SQL for reports, the admin's reach over every message, the site's muted phrases and
+the admins' audit log."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from anonbox.core.database import Connection, Row
+from anonbox.core.database import Connection, Row, placeholders
 
 EXCERPT_CHARACTERS = 200
 
@@ -118,7 +119,103 @@ async def resolve_all_about(
     )
 
 
-async def delete_message(conn: Connection, message_id: str) -> bool:
-    """Delete a message wherever it is; its replies go with it (ON DELETE CASCADE)."""
-    deleted = await conn.execute("DELETE FROM messages WHERE id = $1", message_id)
-    return deleted == 1
+async def delete_message(conn: Connection, message_id: str) -> str | None:
+    """Delete a message wherever it is; its replies go with it (ON DELETE CASCADE).
+
+    Returns the link it was under; None when there was no such message.
+    """
+    row = await conn.fetchrow("DELETE FROM messages WHERE id = $1 RETURNING link_id", message_id)
+    return None if row is None else str(row["link_id"])
+
+
+async def latest_replies(
+    conn: Connection, message_ids: Sequence[str], *, per_message: int
+) -> Sequence[Row]:
+    """The newest ``per_message`` replies of each message, by message then newest first."""
+    if not message_ids:
+        return []
+    return await conn.fetch(
+        "SELECT message_id, id, content, created_at FROM ("  # noqa: S608 - placeholders only
+        " SELECT message_id, id, content, created_at,"
+        " row_number() OVER (PARTITION BY message_id ORDER BY id DESC) AS place"
+        f" FROM replies WHERE message_id IN ({placeholders(2, len(message_ids))})"
+        ") newest WHERE place <= $1 ORDER BY message_id, id DESC",
+        per_message,
+        *message_ids,
+    )
+
+
+# --- the site's muted phrases ------------------------------------------------------------
+
+
+async def insert_muted_phrase(
+    conn: Connection,
+    *,
+    phrase_id: str,
+    phrase: str,
+    normalized: str,
+    created_at: int,
+    most: int,
+) -> bool:
+    """Add a phrase unless it is there already or the list holds ``most``."""
+    inserted = await conn.execute(
+        "INSERT INTO muted_phrases (id, phrase, normalized, created_at)"
+        " SELECT $1, $2, $3, $4 WHERE (SELECT count(*) FROM muted_phrases) < $5"
+        " ON CONFLICT (normalized) DO NOTHING",
+        phrase_id,
+        phrase,
+        normalized,
+        created_at,
+        most,
+    )
+    return inserted == 1
+
+
+async def muted_phrase_exists(conn: Connection, normalized: str) -> bool:
+    row = await conn.fetchrow("SELECT 1 FROM muted_phrases WHERE normalized = $1", normalized)
+    return row is not None
+
+
+async def muted_phrases(conn: Connection) -> Sequence[Row]:
+    return await conn.fetch("SELECT id, phrase, created_at FROM muted_phrases ORDER BY id DESC")
+
+
+async def delete_muted_phrase(conn: Connection, phrase_id: str) -> str | None:
+    """Remove a phrase; the phrase it was, or None when there was none with this id."""
+    row = await conn.fetchrow("DELETE FROM muted_phrases WHERE id = $1 RETURNING phrase", phrase_id)
+    return None if row is None else str(row["phrase"])
+
+
+# --- the audit log -------------------------------------------------------------------------
+
+
+async def insert_audit(
+    conn: Connection,
+    *,
+    audit_id: str,
+    admin_id: str,
+    action: str,
+    target_id: str,
+    detail: str,
+    created_at: int,
+) -> None:
+    await conn.execute(
+        "INSERT INTO admin_audit (id, admin_id, action, target_id, detail, created_at)"
+        " VALUES ($1, $2, $3, $4, $5, $6)",
+        audit_id,
+        admin_id,
+        action,
+        target_id,
+        detail,
+        created_at,
+    )
+
+
+_AUDIT = "SELECT id, admin_id, action, target_id, detail, created_at FROM admin_audit"
+
+
+async def audit_page(conn: Connection, *, before: str | None, limit: int) -> Sequence[Row]:
+    """Newest first, from just before the cursor id."""
+    if before is None:
+        return await conn.fetch(_AUDIT + " ORDER BY id DESC LIMIT $1", limit)
+    return await conn.fetch(_AUDIT + " WHERE id < $2 ORDER BY id DESC LIMIT $1", limit, before)

@@ -2,7 +2,8 @@
 
 Anyone may report a message; everything under ``/admin`` needs an admin's credential
 (401 without one, 403 with a creator's). Admins are made on the command line:
-``anonbox admin grant --email E``.
+``anonbox admin grant --email E``. Every admin action is written to the audit log
+(``GET /admin/audit``) in the action's own transaction.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ from anonbox.core.envelope import (
 from anonbox.core.paths import Cursor, Limit, LinkId, RowId
 from anonbox.moderation import service
 from anonbox.moderation.schemas import (
+    AuditPage,
+    MutedPhraseIn,
+    MutedPhraseList,
+    MutedPhraseOut,
     ReportIn,
     ReportOut,
     ReportPage,
@@ -145,8 +150,70 @@ async def delete_message(
 async def block_sender(
     request: AnyRequest, message_id: RowId, admin: Principal, db: DB
 ) -> Envelope[Created, BlockOut]:
-    blocked = await service.block_sender(db, message_id=message_id)
+    blocked = await service.block_sender(db, message_id=message_id, admin_id=admin.user_id)
     return envelope(request, 201, "Sender blocked on every link", blocked)
+
+
+@get(
+    "/admin/muted-phrases",
+    summary="The site's muted phrases, newest first (admin)",
+    responses=error_responses(401, 403, 503),
+    security=SECURITY,
+    tags=_ADMIN_TAGS,
+)
+async def list_muted_phrases(
+    request: AnyRequest, admin: Principal, db: DB
+) -> Envelope[OK, MutedPhraseList]:
+    return envelope(request, 200, "Muted phrases", await service.muted_phrases(db))
+
+
+@post(
+    "/admin/muted-phrases",
+    status_code=201,
+    summary="Mute a phrase on every link (admin)",
+    description="A message containing it, on any link, is treated exactly as one with a "
+    "word its creator muted: the sender gets the same 201 as for a stored message. Whole "
+    "words, compared after NFKC, case folding and accent removal; 1 to 100 characters, at "
+    "most 1,000 phrases.",
+    responses=error_responses(400, 401, 403, 409, *BODY_ERRORS, 503),
+    security=SECURITY,
+    tags=_ADMIN_TAGS,
+)
+async def add_muted_phrase(
+    request: AnyRequest, data: MutedPhraseIn, admin: Principal, db: DB
+) -> Envelope[Created, MutedPhraseOut]:
+    added = await service.add_muted_phrase(db, phrase=data.phrase, admin_id=admin.user_id)
+    return envelope(request, 201, "Phrase muted on every link", added)
+
+
+@delete(
+    "/admin/muted-phrases/{phrase_id:str}",
+    status_code=200,
+    summary="Stop muting a phrase on every link (admin)",
+    responses=error_responses(*_ADMIN_ERRORS),
+    security=SECURITY,
+    tags=_ADMIN_TAGS,
+)
+async def remove_muted_phrase(
+    request: AnyRequest, phrase_id: RowId, admin: Principal, db: DB
+) -> Envelope[OK, None]:
+    await service.remove_muted_phrase(db, phrase_id=phrase_id, admin_id=admin.user_id)
+    return envelope(request, 200, "Phrase no longer muted", None)
+
+
+@get(
+    "/admin/audit",
+    summary="What admins did, newest first (admin)",
+    description="One entry per admin action: who (the admin's user id), what, on which "
+    "report, message or muted phrase, and when. Nothing about any sender.",
+    responses=error_responses(400, 401, 403, 503),
+    security=SECURITY,
+    tags=_ADMIN_TAGS,
+)
+async def audit_log(
+    request: AnyRequest, admin: Principal, db: DB, cursor: Cursor = None, limit: Limit = 20
+) -> Envelope[OK, AuditPage]:
+    return envelope(request, 200, "Audit log", await service.audit(db, cursor=cursor, limit=limit))
 
 
 ROUTES: list[HTTPRouteHandler] = [
@@ -155,4 +222,8 @@ ROUTES: list[HTTPRouteHandler] = [
     resolve_report,
     delete_message,
     block_sender,
+    list_muted_phrases,
+    add_muted_phrase,
+    remove_muted_phrase,
+    audit_log,
 ]

@@ -8,6 +8,7 @@ import msgspec
 from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
+from anonbox.safety.mutes import MAX_WORD_CHARACTERS
 
 MAX_REASON_CHARACTERS = 500
 
@@ -59,4 +60,67 @@ class ReportOut(msgspec.Struct):
 
 class ReportPage(msgspec.Struct):
     items: list[ReportOut]
+    next_cursor: str | None
+
+
+class ContextReply(msgspec.Struct):
+    id: str
+    content: str
+    created_at: Timestamp
+
+
+class QueuedReport(msgspec.Struct):
+    """An open report with what an admin needs to judge it: the message's latest replies."""
+
+    report: ReportOut
+    replies: list[ContextReply]
+
+
+class ReportQueue(msgspec.Struct):
+    items: list[QueuedReport]
+    next_cursor: str | None
+
+
+# The same bounds as a creator's muted word; "not only whitespace" is the service's.
+Phrase = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=MAX_WORD_CHARACTERS,
+        description="1 to 100 characters, not only whitespace; matched as whole words, "
+        "whatever the case, accents or width, exactly as a creator's muted words",
+    ),
+]
+
+
+class MutedPhraseIn(msgspec.Struct):
+    phrase: Phrase
+
+
+class MutedPhraseOut(msgspec.Struct):
+    id: str
+    phrase: str
+    created_at: Timestamp
+
+
+class MutedPhraseList(msgspec.Struct):
+    items: list[MutedPhraseOut]
+
+
+AuditAction = Literal[
+    "report.resolve", "message.delete", "sender.block", "muted_phrase.add", "muted_phrase.remove"
+]
+
+
+class AuditEntry(msgspec.Struct):
+    id: str
+    admin_id: str  # the admin's user id
+    action: AuditAction
+    target_id: str  # the report, message or muted phrase acted on
+    detail: str
+    created_at: Timestamp
+
+
+class AuditPage(msgspec.Struct):
+    items: list[AuditEntry]
     next_cursor: str | None

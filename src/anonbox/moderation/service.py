@@ -3,6 +3,11 @@
 A report keeps an excerpt of the message, so it still reads after the message is
 deleted. Admin actions reach every message under every link: no ownership applies,
 the ``admin`` dependency has already decided who may call them.
+
+Every admin action (resolving a report, deleting a message, blocking a sender, adding or
+removing a muted phrase) writes one row of the audit log in its own transaction: the
+admin, the action, the row acted on, a short detail, the time. Nothing in it identifies
+a sender: a block is named by its id and the message's, never by the sender's hash.
 """
 
 from __future__ import annotations
@@ -16,19 +21,56 @@ from anonbox.messages.content import normalised_content
 from anonbox.moderation import repository
 from anonbox.moderation.schemas import (
     Action,
+    AuditAction,
+    AuditEntry,
+    AuditPage,
+    ContextReply,
+    MutedPhraseList,
+    MutedPhraseOut,
+    QueuedReport,
     ReportOut,
     ReportPage,
+    ReportQueue,
     ReportReceipt,
     ReportStatus,
 )
 from anonbox.notifications import repository as events
 from anonbox.safety.blocks import BlockOut, MessageSender, block, sender_of
 from anonbox.safety.gate import Gate
+from anonbox.safety.mutes import MAX_MUTED_WORDS, checked_word
 from anonbox.safety.senders import IPAddress
+
+# The site's list is held to the size of a creator's.
+MAX_MUTED_PHRASES = MAX_MUTED_WORDS
+CONTEXT_REPLIES = 5  # the newest replies shown with a report in the queue
 
 
 class AlreadyResolved(Conflict):
     code = "already_resolved"
+
+
+class TooManyMutedPhrases(Conflict):
+    code = "too_many_muted_phrases"
+
+
+async def _audit(
+    conn: Connection,
+    *,
+    admin_id: str,
+    action: AuditAction,
+    target_id: str,
+    detail: str,
+    now: int,
+) -> None:
+    await repository.insert_audit(
+        conn,
+        audit_id=new_ulid(now),
+        admin_id=admin_id,
+        action=action,
+        target_id=target_id,
+        detail=detail,
+        created_at=now,
+    )
 
 
 async def report_message(
@@ -105,26 +147,46 @@ async def reports(
     return ReportPage(items=[_report_out(row) for row in rows[:limit]], next_cursor=next_cursor)
 
 
-async def _sender(db: Database, message_id: str) -> MessageSender:
+async def queue(db: Database, *, cursor: str | None, limit: int) -> ReportQueue:
+    """Open reports, newest first, each with its message's newest replies."""
+    page = await reports(db, status="open", cursor=cursor, limit=limit)
+    message_ids = sorted({r.message_id for r in page.items if r.message_id is not None})
+    replies: dict[str, list[ContextReply]] = {}
+    for row in await repository.latest_replies(db, message_ids, per_message=CONTEXT_REPLIES):
+        replies.setdefault(row["message_id"], []).append(
+            ContextReply(
+                id=row["id"], content=row["content"], created_at=isoformat_us(row["created_at"])
+            )
+        )
+    return ReportQueue(
+        items=[
+            QueuedReport(report=r, replies=replies.get(r.message_id or "", [])) for r in page.items
+        ],
+        next_cursor=page.next_cursor,
+    )
+
+
+async def _sender(conn: Connection, message_id: str) -> MessageSender:
     try:
-        return await sender_of(db, message_id=message_id, link_id=None)
+        return await sender_of(conn, message_id=message_id, link_id=None)
     except NotFound:
         raise NotFound("No message with this id") from None
 
 
-async def _reported_sender(db: Database, message_id: str | None) -> MessageSender:
+async def _reported_sender(conn: Connection, message_id: str | None) -> MessageSender:
     gone = Conflict("The reported message is gone: its sender can no longer be recognised")
     if message_id is None:
         raise gone
     try:
-        return await sender_of(db, message_id=message_id, link_id=None)
+        return await sender_of(conn, message_id=message_id, link_id=None)
     except NotFound:
         raise gone from None
 
 
 async def _delete_message(
     conn: Connection, *, message_id: str, resolution: Action, admin_id: str, now: int
-) -> bool:
+) -> str | None:
+    """Delete the message; the link it was under, or None when it was not there."""
     # Once the message is gone there is nothing left to decide on the other reports about it.
     await repository.resolve_all_about(
         conn, message_id=message_id, resolution=resolution, resolved_by=admin_id, resolved_at=now
@@ -133,16 +195,16 @@ async def _delete_message(
 
 
 async def resolve(db: Database, *, report_id: str, action: Action, admin_id: str) -> ReportOut:
-    """Close an open report with ``action``; a report is resolved once (409 after that)."""
+    """Close an open report with ``action``; a report is resolved once (409 after that).
+
+    Everything it does (the block, the deletion, the report's new state, the audit row)
+    happens in one transaction, or nothing does.
+    """
     current = await repository.report(db, report_id)
     if current is None:
         raise NotFound("No report with this id")
     if current["status"] != "open":
         raise AlreadyResolved("This report is already resolved")
-    if action == "block_sender":
-        # Before the message goes: its sender is known only through it. If another admin
-        # resolves the report meanwhile, the block stands (it was asked for) and this is a 409.
-        await block(db, owner_id=None, target=await _reported_sender(db, current["message_id"]))
     now = now_us()
     async with db.transaction() as tx:
         claimed = await repository.resolve(
@@ -150,10 +212,26 @@ async def resolve(db: Database, *, report_id: str, action: Action, admin_id: str
         )
         if claimed is None:
             raise AlreadyResolved("This report is already resolved")
-        if action != "dismiss" and claimed["message_id"] is not None:
+        message_id = claimed["message_id"]
+        detail: str = action
+        if action == "block_sender":
+            # Before the message goes: its sender is known only through it.
+            blocked = await block(tx, owner_id=None, target=await _reported_sender(tx, message_id))
+            detail += f"; site-wide block {blocked.id}"
+        if action != "dismiss" and message_id is not None:
             await _delete_message(
-                tx, message_id=claimed["message_id"], resolution=action, admin_id=admin_id, now=now
+                tx, message_id=message_id, resolution=action, admin_id=admin_id, now=now
             )
+        if message_id is not None:
+            detail += f"; message {message_id}"
+        await _audit(
+            tx,
+            admin_id=admin_id,
+            action="report.resolve",
+            target_id=report_id,
+            detail=detail,
+            now=now,
+        )
     resolved = await repository.report(db, report_id)
     assert resolved is not None, "reports are never deleted"
     return _report_out(resolved)
@@ -161,13 +239,117 @@ async def resolve(db: Database, *, report_id: str, action: Action, admin_id: str
 
 async def delete_message(db: Database, *, message_id: str, admin_id: str) -> None:
     """Delete any message, under any link, with its replies."""
+    now = now_us()
     async with db.transaction() as tx:
-        if not await _delete_message(
-            tx, message_id=message_id, resolution="delete_message", admin_id=admin_id, now=now_us()
-        ):
+        link_id = await _delete_message(
+            tx, message_id=message_id, resolution="delete_message", admin_id=admin_id, now=now
+        )
+        if link_id is None:
             raise NotFound("No message with this id")
+        await _audit(
+            tx,
+            admin_id=admin_id,
+            action="message.delete",
+            target_id=message_id,
+            detail=f"under link {link_id}",
+            now=now,
+        )
 
 
-async def block_sender(db: Database, *, message_id: str) -> BlockOut:
+async def block_sender(db: Database, *, message_id: str, admin_id: str) -> BlockOut:
     """Block the sender of any message on every link; the message itself stays."""
-    return await block(db, owner_id=None, target=await _sender(db, message_id))
+    now = now_us()
+    async with db.transaction() as tx:
+        blocked = await block(tx, owner_id=None, target=await _sender(tx, message_id))
+        await _audit(
+            tx,
+            admin_id=admin_id,
+            action="sender.block",
+            target_id=message_id,
+            detail=f"site-wide block {blocked.id}",
+            now=now,
+        )
+    return blocked
+
+
+# --- the site's muted phrases ------------------------------------------------------------
+
+
+async def add_muted_phrase(db: Database, *, phrase: str, admin_id: str) -> MutedPhraseOut:
+    """Mute a phrase on every link: checked, folded and limited as a creator's muted word."""
+    shown, normalized = checked_word(phrase, field="phrase")
+    now = now_us()
+    phrase_id = new_ulid(now)
+    async with db.transaction() as tx:
+        if not await repository.insert_muted_phrase(
+            tx,
+            phrase_id=phrase_id,
+            phrase=shown,
+            normalized=normalized,
+            created_at=now,
+            most=MAX_MUTED_PHRASES,
+        ):
+            if await repository.muted_phrase_exists(tx, normalized):
+                raise Conflict(f"{shown!r} is already muted on every link")
+            raise TooManyMutedPhrases(
+                f"The site has {MAX_MUTED_PHRASES} muted phrases, the most there can be; "
+                "remove some first"
+            )
+        await _audit(
+            tx,
+            admin_id=admin_id,
+            action="muted_phrase.add",
+            target_id=phrase_id,
+            detail=shown,
+            now=now,
+        )
+    return MutedPhraseOut(id=phrase_id, phrase=shown, created_at=isoformat_us(now))
+
+
+async def muted_phrases(db: Database) -> MutedPhraseList:
+    return MutedPhraseList(
+        items=[
+            MutedPhraseOut(
+                id=row["id"], phrase=row["phrase"], created_at=isoformat_us(row["created_at"])
+            )
+            for row in await repository.muted_phrases(db)
+        ]
+    )
+
+
+async def remove_muted_phrase(db: Database, *, phrase_id: str, admin_id: str) -> None:
+    now = now_us()
+    async with db.transaction() as tx:
+        phrase = await repository.delete_muted_phrase(tx, phrase_id)
+        if phrase is None:
+            raise NotFound("No muted phrase with this id")
+        await _audit(
+            tx,
+            admin_id=admin_id,
+            action="muted_phrase.remove",
+            target_id=phrase_id,
+            detail=phrase,
+            now=now,
+        )
+
+
+# --- the audit log -------------------------------------------------------------------------
+
+
+async def audit(db: Database, *, cursor: str | None, limit: int) -> AuditPage:
+    """The admins' actions, newest first."""
+    rows = await repository.audit_page(db, before=cursor, limit=limit + 1)
+    return AuditPage(
+        items=[
+            AuditEntry(
+                id=row["id"],
+                admin_id=row["admin_id"],
+                action=row["action"],
+                target_id=row["target_id"],
+                detail=row["detail"],
+                created_at=isoformat_us(row["created_at"]),
+            )
+            for row in rows[:limit]
+        ],
+        next_cursor=str(rows[limit - 1]["id"]) if len(rows) > limit else None,
+    )

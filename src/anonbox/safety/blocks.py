@@ -76,7 +76,7 @@ async def sender_of(conn: Connection, *, message_id: str, link_id: str | None) -
 
 
 async def block(
-    db: Database, *, owner_id: str | None, target: MessageSender, network: bool = False
+    db: Connection, *, owner_id: str | None, target: MessageSender, network: bool = False
 ) -> BlockOut:
     """Block the sender of this message (or with ``network``, their whole network) for
     ``owner_id``'s links, or everywhere when ``owner_id`` is None. Blocking one message

@@ -10,6 +10,11 @@ many there are: the words are a set, and a message is looked up in it by its str
 between word boundaries (at most ``MAX_WORD_CHARACTERS`` long), never by one pattern of
 all the words. Each process keeps every creator's set until their list changes, which a
 cheap query (count and newest id) notices on every post, on every instance.
+
+The site's muted phrases (``muted_phrases``, kept by admins through ``moderation``) are
+muted words of every link: they join each creator's own set and act exactly like them.
+The same query that checks a creator's list checks the site's, so they cost no query of
+their own on a post, and no instance matches a stale site list either.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from anonbox.core.ids import new_ulid
 from anonbox.core.text import contains_control_characters
 
 MAX_WORD_CHARACTERS = 100
+# What a word becomes once folded: NFKC may lengthen it (the column holds 400).
+MAX_FOLDED_CHARACTERS = 400
 MAX_MUTED_WORDS = 1000
 _CACHED_CREATORS = 10_000
 _NOT_WORD_CHARACTER = re.compile(r"\W")
@@ -67,6 +74,9 @@ class MutedWords:
     def of(cls, words: list[str]) -> MutedWords:
         return cls(frozenset(words), frozenset(len(word) for word in words))
 
+    def joined(self, other: MutedWords) -> MutedWords:
+        return MutedWords(self.words | other.words, self.lengths | other.lengths)
+
     def found_in(self, text: str) -> bool:
         r"""Whether ``text`` holds one of the words whole: not preceded or followed by a
         word character (what the regular expression ``(?<!\w)word(?!\w)`` finds)."""
@@ -88,43 +98,93 @@ class MutedWords:
 
 
 NO_MUTED_WORDS = MutedWords.of([])
-# owner -> (version, words): the version is the list's size and newest id, so any change
-# (a word added or removed, on any instance) is seen on the next post.
-_cache: OrderedDict[str, tuple[tuple[int, str | None], MutedWords]] = OrderedDict()
+Version = tuple[int, str | None]  # a list's size and newest id: any change alters it
+
+
+@dataclass(frozen=True, slots=True)
+class _Cached:
+    own_version: Version
+    own: MutedWords
+    site_version: Version
+    both: MutedWords
+
+
+# owner -> their words, and with the site's: seen stale on the next post after any change
+# (a word added or removed, on any instance).
+_cache: OrderedDict[str, _Cached] = OrderedDict()
+_site: tuple[Version, MutedWords] = ((0, None), NO_MUTED_WORDS)
+
+# One indexed aggregate for the creator's list, two for the site's (at most
+# MAX_MUTED_WORDS rows): the one query a post makes for muted words.
+_VERSIONS = (
+    "SELECT count(*) AS n, max(id) AS newest,"
+    " (SELECT count(*) FROM muted_phrases) AS site_n,"
+    " (SELECT max(id) FROM muted_phrases) AS site_newest"
+    " FROM muted_words WHERE user_id = $1"
+)
+
+
+async def _site_phrases(db: Database, version: Version) -> MutedWords:
+    global _site
+    if _site[0] != version:
+        rows = await db.fetch("SELECT normalized FROM muted_phrases")
+        _site = (version, MutedWords.of([row["normalized"] for row in rows]))
+    return _site[1]
 
 
 async def muted_of(db: Database, owner_id: str) -> MutedWords:
-    row = await db.fetchrow(
-        "SELECT count(*) AS n, max(id) AS newest FROM muted_words WHERE user_id = $1", owner_id
-    )
-    version = (int(row["n"]), row["newest"]) if row is not None else (0, None)
-    if version[0] == 0:
-        return NO_MUTED_WORDS
+    """The creator's muted words together with the site's muted phrases."""
+    row = await db.fetchrow(_VERSIONS, owner_id)
+    assert row is not None, "an aggregate always answers a row"
+    own_version: Version = (int(row["n"]), row["newest"])
+    site_version: Version = (int(row["site_n"]), row["site_newest"])
+    if own_version[0] == 0:
+        return NO_MUTED_WORDS if site_version[0] == 0 else await _site_phrases(db, site_version)
     cached = _cache.get(owner_id)
-    if cached is not None and cached[0] == version:
+    if cached is not None and (cached.own_version, cached.site_version) == (
+        own_version,
+        site_version,
+    ):
         _cache.move_to_end(owner_id)
-        return cached[1]
-    rows = await db.fetch("SELECT normalized FROM muted_words WHERE user_id = $1", owner_id)
-    words = MutedWords.of([row["normalized"] for row in rows])
-    _cache[owner_id] = (version, words)
+        return cached.both
+    if cached is not None and cached.own_version == own_version:
+        own = cached.own
+    else:
+        rows = await db.fetch("SELECT normalized FROM muted_words WHERE user_id = $1", owner_id)
+        own = MutedWords.of([row["normalized"] for row in rows])
+    both = own if site_version[0] == 0 else own.joined(await _site_phrases(db, site_version))
+    _cache[owner_id] = _Cached(own_version, own, site_version, both)
+    _cache.move_to_end(owner_id)
     if len(_cache) > _CACHED_CREATORS:
         _cache.popitem(last=False)
-    return words
+    return both
 
 
-async def mute(db: Database, *, owner_id: str, word: str) -> MutedWordOut:
-    shown = " ".join(word.split())
+def checked_word(text: str, *, field: str) -> tuple[str, str]:
+    """A word or phrase to mute as shown (single-spaced) and as matched (folded); 400 when
+    it is blank, longer than ``MAX_WORD_CHARACTERS``, or holds a control character."""
+    shown = " ".join(text.split())
     normalized = folded(shown)
     if not normalized or len(shown) > MAX_WORD_CHARACTERS:
         raise ValidationFailed(
-            f"word must be 1 to {MAX_WORD_CHARACTERS} characters, not only whitespace",
-            [FieldProblem("word", "blank" if not normalized else "too_long")],
+            f"{field} must be 1 to {MAX_WORD_CHARACTERS} characters, not only whitespace",
+            [FieldProblem(field, "blank" if not normalized else "too_long")],
+        )
+    if len(normalized) > MAX_FOLDED_CHARACTERS:
+        raise ValidationFailed(
+            f"{field} is too long once its letters are spelled out",
+            [FieldProblem(field, "too_long")],
         )
     if contains_control_characters(shown):
         raise ValidationFailed(
-            "word must not contain control characters",
-            [FieldProblem("word", "control_character")],
+            f"{field} must not contain control characters",
+            [FieldProblem(field, "control_character")],
         )
+    return shown, normalized
+
+
+async def mute(db: Database, *, owner_id: str, word: str) -> MutedWordOut:
+    shown, normalized = checked_word(word, field="word")
     now = now_us()
     word_id = new_ulid(now)
     inserted = await db.execute(

@@ -1,4 +1,5 @@
-"""Page routes: the creator's account — muted words, blocked senders, API keys.
+"""Page routes: the creator's account — muted words, blocked senders, API keys, a download
+of all of it, and deleting the account (the one page an account being deleted still sees).
 
 Form posts as in ``web.inbox``: the session's CSRF token, a redirect back (except a new
 API key, shown this once on the page itself), the API's own services.
@@ -6,24 +7,36 @@ API key, shown this once on the page itself), the API's own services.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from litestar import Request, get, post
-from litestar.response import Redirect, Template
+from litestar.response import Redirect, Stream, Template
 from litestar.types import ControllerRouterHandler
 
+from anonbox.account import service as deletion
+from anonbox.account.export import EXPORT_MESSAGE, export_filename, open_export
 from anonbox.auth import service as accounts
+from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.envelope import streamed_envelope
 from anonbox.core.errors import FieldProblem, ValidationFailed
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
 from anonbox.safety import blocks, mutes
-from anonbox.web.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
-from anonbox.web.forms import dashboard_page, redirect_to, text_field
-from anonbox.web.session import Browser
+from anonbox.web.dependencies import (
+    DELETION_PAGE,
+    SignedInBrowser,
+    SignedInForm,
+    account_holder_pages,
+    signed_in_pages,
+)
+from anonbox.web.forms import NO_STORE, dashboard_page, redirect_to, text_field
+from anonbox.web.session import Browser, clear_session_cookies
 
 ACCOUNT = "/dashboard/account"
+DELETE_ACCOUNT = "/dashboard/account/delete"
 
 AnyRequest = Request[Any, Any, Any]
 
@@ -111,6 +124,116 @@ async def revoke_api_key(
     return redirect_to(browser, settings, ACCOUNT)
 
 
+def readable_date(iso: str) -> str:
+    """``2026-12-23T05:00:00.000Z`` as a person reads it: ``23 December 2026, 05:00 UTC``."""
+    moment = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone(UTC)
+    return f"{moment.day} {moment:%B %Y, %H:%M} UTC"
+
+
+@get(ACCOUNT + "/export")
+async def download_data(request: AnyRequest, browser: SignedInBrowser, db: DB) -> Stream:
+    """The same document as ``GET /account/export``, as a file to save."""
+    data = await open_export(db, user_id=browser.principal.user_id)
+    return Stream(
+        streamed_envelope(request, 200, EXPORT_MESSAGE, data),
+        media_type="application/json",
+        headers={
+            "Content-Disposition": f'attachment; filename="{export_filename()}"',
+            **NO_STORE,
+        },
+    )
+
+
+@get(DELETE_ACCOUNT)
+async def confirm_deletion(
+    request: AnyRequest, browser: SignedInBrowser, db: DB, settings: AppSettings
+) -> Template:
+    erase_at = isoformat_us(now_us() + deletion.grace_us(settings))
+    return dashboard_page(
+        request,
+        browser,
+        settings,
+        "dashboard_deletion.html",
+        {
+            "mode": "confirm",
+            "profile": await accounts.profile(db, user_id=browser.principal.user_id),
+            "erase_at": erase_at,
+            "erase_date": readable_date(erase_at),
+            "here": DELETE_ACCOUNT,
+        },
+    )
+
+
+@post(DELETE_ACCOUNT, status_code=200)
+async def delete_account(
+    request: AnyRequest,
+    browser: SignedInBrowser,
+    form: SignedInForm,
+    db: DB,
+    settings: AppSettings,
+) -> Template:
+    """Schedule the erasure; this browser's session ends with every other."""
+    if form.get("confirm") != "yes":
+        raise ValidationFailed(
+            "Tick the box to confirm that you want your account deleted",
+            [FieldProblem("confirm", "missing")],
+        )
+    state = await deletion.request_deletion(
+        db, user_id=browser.principal.user_id, settings=settings
+    )
+    assert state.erase_at is not None, "a deletion just asked for is scheduled"
+    page = Template(
+        template_name="dashboard_deletion.html",
+        context={
+            "mode": "scheduled",
+            "erase_at": state.erase_at,
+            "erase_date": readable_date(state.erase_at),
+        },
+        headers=NO_STORE,
+    )
+    clear_session_cookies(page, settings)
+    return page
+
+
+@get(DELETION_PAGE)
+async def deletion_page(
+    request: AnyRequest, browser: SignedInBrowser, db: DB, settings: AppSettings
+) -> Template | Redirect:
+    """All an account being deleted sees: when it will be erased, and a way to cancel."""
+    state = await deletion.deletion_state(db, user_id=browser.principal.user_id)
+    if not state.scheduled or state.erase_at is None:
+        return redirect_to(browser, settings, "/dashboard")
+    return dashboard_page(
+        request,
+        browser,
+        settings,
+        "dashboard_deletion.html",
+        {
+            "mode": "pending",
+            "erase_at": state.erase_at,
+            "erase_date": readable_date(state.erase_at),
+            "here": DELETION_PAGE,
+        },
+    )
+
+
+@post(DELETION_PAGE + "/cancel", status_code=303)
+async def cancel_deletion(browser: SignedInBrowser, db: DB, settings: AppSettings) -> Redirect:
+    await deletion.cancel_deletion(db, user_id=browser.principal.user_id)
+    return redirect_to(browser, settings, "/dashboard")
+
+
 ROUTES: list[ControllerRouterHandler] = [
-    signed_in_pages(account, mute_word, unmute_word, unblock, create_api_key, revoke_api_key)
+    signed_in_pages(
+        account,
+        mute_word,
+        unmute_word,
+        unblock,
+        create_api_key,
+        revoke_api_key,
+        download_data,
+        confirm_deletion,
+        delete_account,
+    ),
+    account_holder_pages(deletion_page, cancel_deletion),
 ]

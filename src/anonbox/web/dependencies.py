@@ -15,6 +15,7 @@ from litestar import Request, Response, Router
 from litestar.datastructures import FormMultiDict
 from litestar.di import Provide
 from litestar.params import Dependency
+from litestar.response import Redirect
 from litestar.types import ControllerRouterHandler
 
 from anonbox.core.dependencies import DB, AppSettings
@@ -22,7 +23,7 @@ from anonbox.core.errors import Unauthorized
 from anonbox.core.paths import LinkId
 from anonbox.links.dependencies import LinkAccess, owned_link
 from anonbox.web.security import checked_form
-from anonbox.web.session import Browser, browser_session, clear_session_cookies
+from anonbox.web.session import Browser, browser_session, carry_renewal_of, clear_session_cookies
 from anonbox.web.signin import signin_page
 
 AnyRequest = Request[Any, Any, Any]
@@ -48,6 +49,28 @@ def _signin_instead(request: AnyRequest, exc: NotSignedIn) -> Response[Any]:
 
 async def signed_in_browser(request: AnyRequest, db: DB, settings: AppSettings) -> Browser:
     """The browser's sign-in session; for a form post, only with that session's token."""
+    browser = await account_holder_browser(request, db, settings)
+    if browser.principal.erasing:
+        raise ErasureScheduled("This account is scheduled for erasure.")
+    return browser
+
+
+class ErasureScheduled(Unauthorized):
+    """The account is being deleted: its one page says when, and offers to cancel."""
+
+
+DELETION_PAGE = "/dashboard/deletion"
+
+
+def _deletion_page_instead(request: AnyRequest, exc: ErasureScheduled) -> Response[Any]:
+    response = Redirect(path=DELETION_PAGE, status_code=303, headers={"Cache-Control": "no-store"})
+    carry_renewal_of(request, response)
+    return response
+
+
+async def account_holder_browser(request: AnyRequest, db: DB, settings: AppSettings) -> Browser:
+    """The signed-in browser even while its account is scheduled for erasure (only the
+    deletion page takes it); for a form post, only with that session's token."""
     browser = await browser_session(request, db, settings)
     if browser is None:
         raise NotSignedIn("Sign in to see your inbox.")
@@ -74,6 +97,19 @@ def signed_in_pages(*handlers: ControllerRouterHandler) -> Router:
         dependencies={
             "browser": Provide(signed_in_browser),
             "link": Provide(owned_page_link),
+            "form": Provide(signed_in_form),
+        },
+        exception_handlers={NotSignedIn: _signin_instead, ErasureScheduled: _deletion_page_instead},
+    )
+
+
+def account_holder_pages(*handlers: ControllerRouterHandler) -> Router:
+    """The pages an account scheduled for erasure may still see (its deletion page)."""
+    return Router(
+        path="/",
+        route_handlers=list(handlers),
+        dependencies={
+            "browser": Provide(account_holder_browser),
             "form": Provide(signed_in_form),
         },
         exception_handlers={NotSignedIn: _signin_instead},

@@ -29,7 +29,12 @@ def dashboard_page(
     token, new_nonce = session_csrf_token(request, browser.principal.credential_id)
     page = Template(
         template_name=template,
-        context={**context, "csrf_token": token, "csrf_field": CSRF_FIELD},
+        context={
+            **context,
+            "csrf_token": token,
+            "csrf_field": CSRF_FIELD,
+            "is_admin": browser.principal.is_admin,  # the nav links to /admin for admins only
+        },
         status_code=status_code,
         headers=NO_STORE,
     )

@@ -19,7 +19,7 @@ from litestar.types import ControllerRouterHandler
 from anonbox.auth import service as accounts
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
-from anonbox.core.errors import NotFound
+from anonbox.core.errors import FieldProblem, NotFound, ValidationFailed
 from anonbox.core.paths import Cursor, RowId
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
@@ -91,6 +91,7 @@ async def _inbox_page(
                 "prompt": current["prompt"],
                 "paused": bool(current["paused"]),
             },
+            "settings_of_link": await links.link(db, link_id=link_id, user_id=user_id),
             "base": base,
             "share_url": f"{site_url(request, settings)}/{link_id}",
             "here": here,
@@ -240,16 +241,31 @@ async def block_network(
     return await _block(browser, link.link_id, message_id, form, db, settings, network=True)
 
 
+# The settings form's pause choice: open, paused until resumed, or for so many hours;
+# "keep" leaves a timed pause running.
+_PAUSE_HOURS = {"24": 24, "168": 7 * 24}
+
+
 @post("/dashboard/links/{link_id:str}/settings", status_code=303)
 async def link_settings(
     browser: SignedInBrowser, link: OwnedLink, form: SignedInForm, db: DB, settings: AppSettings
 ) -> Redirect:
+    pause = str(form.get("pause") or ("paused" if form.get("paused") == "on" else "open"))
+    if pause not in {"open", "paused", "keep", *_PAUSE_HOURS}:
+        raise ValidationFailed(
+            "pause is not one of the choices", [FieldProblem("pause", "invalid")]
+        )
+    # Checkboxes say nothing when unticked: the form marks that it shows them.
+    full = form.get("all_settings") == "1"
     await links.update_link(
         db,
         link_id=link.link_id,
         user_id=browser.principal.user_id,
         prompt=text_field(form, "prompt"),
-        paused=form.get("paused") == "on",
+        paused=None if pause in {"keep", *_PAUSE_HOURS} else pause == "paused",
+        pause_for_hours=_PAUSE_HOURS.get(pause),
+        hide_dates=form.get("hide_dates") == "on" if full else None,
+        follow_ups=form.get("follow_ups") == "on" if full else None,
     )
     return _back(browser, settings, form, link.link_id)
 

@@ -34,9 +34,17 @@ from anonbox.messages import service as messages
 from anonbox.messages.content import MAX_CHARACTERS
 from anonbox.messages.router import provide_posting
 from anonbox.messages.schemas import InboxItem, ReplyOut
+from anonbox.receipts import service as receipts
+from anonbox.receipts.schemas import ReceiptLink
 from anonbox.safety.flood import ProofOfWorkRequired
-from anonbox.web.routing import error_page
-from anonbox.web.security import CSRF_FIELD, checked_form, csrf_token, set_csrf_cookie
+from anonbox.web.routing import error_page, site_url
+from anonbox.web.security import (
+    CSRF_FIELD,
+    checked_form,
+    cookie_name,
+    csrf_token,
+    set_csrf_cookie,
+)
 
 ANSWERS_PER_PAGE = 10
 REPLIES_PER_ANSWER = 10
@@ -44,7 +52,7 @@ REPLIES_PER_ANSWER = 10
 _LINK_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 # The service's validation problems, as a person typing would want to hear them.
-_PROBLEMS = {
+PROBLEMS = {
     "too_long": f"Your message is longer than {MAX_CHARACTERS} characters: shorten it and "
     "send it again.",
     "too_short": "Write a message first.",
@@ -53,6 +61,11 @@ _PROBLEMS = {
 }
 
 Posting = Annotated[messages.Posting, Dependency(skip_validation=True)]
+
+# Carries a form post's receipt token to the page it redirects to, once: the token is a
+# credential, so it travels in an HttpOnly cookie for a few minutes, never in an address.
+RECEIPT_COOKIE = "anonbox_receipt"
+_RECEIPT_COOKIE_SECONDS = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +142,7 @@ async def _send_page(
     text: str = "",
     error: str | None = None,
     sent: bool = False,
+    receipt_url: str | None = None,
 ) -> Template:
     token, new = csrf_token(request)
     answers, next_cursor = await _answers(db, link.id, cursor)
@@ -147,6 +161,8 @@ async def _send_page(
             "count": character_count(text),
             "error": error,
             "sent": sent,
+            "receipt_url": receipt_url,
+            "receipt_days": receipts.RECEIPT_DAYS,
             "answers": answers,
             "cursor": cursor,
             "next_cursor": next_cursor,
@@ -171,7 +187,30 @@ async def send_page(
     link = await public_link(db, link_id)
     if link is None:
         return not_found(request)
-    return await _send_page(request, db, settings, link, cursor=cursor, sent=sent == "1")
+    cookie = cookie_name(RECEIPT_COOKIE, settings)
+    flashed = request.cookies.get(cookie) if sent == "1" else None
+    link_id_part, _, token = (flashed or "").partition(".")
+    receipt_url = (
+        receipts.receipt_url(site_url(request, settings), token)
+        if token and link_id_part == link.id
+        else None
+    )
+    page = await _send_page(
+        request, db, settings, link, cursor=cursor, sent=sent == "1", receipt_url=receipt_url
+    )
+    if flashed is not None:  # shown once
+        # With the attributes it was set with, or a browser ignores the deletion.
+        page.set_cookie(
+            cookie,
+            "",
+            max_age=0,
+            expires=0,
+            httponly=True,
+            secure=settings.secure_cookies,
+            samesite="strict",
+            path="/",
+        )
+    return page
 
 
 @post(
@@ -192,15 +231,16 @@ async def send_from_form(
     # character (as send.js does): store them as the LF a JSON client would send.
     text = field.replace("\r\n", "\n") if isinstance(field, str) else ""
     try:
-        await messages.create_message(
+        sent = await receipts.post_with_receipt(
             posting,
+            site=site_url(request, settings),
             link_id=link.id,
             content=text,
             address=client_address(request.scope, posting.trusted_proxies),
         )
     except ValidationFailed as exc:
         problem = exc.fields[0].problem if exc.fields else ""
-        error = _PROBLEMS.get(problem, exc.message)
+        error = PROBLEMS.get(problem, exc.message)
         return await _send_page(
             request, db, settings, link, status_code=400, text=text, error=error
         )
@@ -233,7 +273,18 @@ async def send_from_form(
         )
     except NotFound:  # deleted while the form was being posted
         return not_found(request)
-    return Redirect(path=f"/{link.id}?sent=1", status_code=303)
+    redirect = Redirect(path=f"/{link.id}?sent=1", status_code=303)
+    if isinstance(sent.receipt, ReceiptLink):
+        redirect.set_cookie(
+            cookie_name(RECEIPT_COOKIE, settings),
+            f"{link.id}.{sent.receipt.token}",
+            max_age=_RECEIPT_COOKIE_SECONDS,
+            httponly=True,
+            secure=settings.secure_cookies,
+            samesite="strict",
+            path="/",
+        )
+    return redirect
 
 
 def _fields(link: PublicLink) -> dict[str, Any]:

@@ -2,7 +2,9 @@
 // API (POST /message/{link_id}) without reloading. Without JavaScript the form posts
 // to the page itself and everything still works (docs/pages.md). While the link is under
 // a flood the API asks for a proof of work: a Web Worker (pow.js) solves it and the
-// message is sent again with the solution, without the sender doing anything.
+// message is sent again with the solution, without the sender doing anything. Every post
+// asks for a receipt (?receipt=true), whose private link is shown once sent (copy.js
+// gives it a copy button).
 "use strict";
 
 (function () {
@@ -15,6 +17,9 @@
   var status = document.getElementById("status");
   var max = parseInt(form.getAttribute("data-max"), 10) || 500;
   var api = form.getAttribute("data-api");
+  var receiptBox = document.getElementById("receipt");
+  var receiptUrl = document.getElementById("receipt-url");
+  var copyStatus = document.getElementById("copy-receipt-status");
 
   // Count as the server does: Unicode code points after NFC normalisation. The spread
   // iterates code points (an emoji is one, not two UTF-16 units); a textarea's value
@@ -60,13 +65,21 @@
     return (body && body.message) || "Something went wrong. Try again.";
   }
 
+  function showReceipt(body) {
+    var receipt = body && body.data && body.data.receipt;
+    if (!receiptBox || !receiptUrl || !receipt || !receipt.url) return;
+    receiptUrl.value = receipt.url; // a field's value, never HTML
+    if (copyStatus) copyStatus.textContent = "";
+    receiptBox.hidden = false;
+  }
+
   textarea.addEventListener("input", update);
   update();
 
   function send(text, proof) {
     var headers = { "Content-Type": "application/json", Accept: "application/json" };
     if (proof) headers["X-Altcha"] = proof;
-    return fetch(api, {
+    return fetch(api + "?receipt=true", {
       method: "POST",
       headers: headers,
       body: JSON.stringify({ message_content: text }),
@@ -132,6 +145,7 @@
         if (result.response.status === 201) {
           textarea.value = "";
           show("success", "Sent! Your message is on its way, anonymously.");
+          showReceipt(result.body);
         } else {
           show("error", problem(result.body, result.response));
           textarea.focus();

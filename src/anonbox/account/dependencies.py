@@ -1,0 +1,28 @@
+"""Who may act on the account as a whole, declared once for its routes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request
+
+from anonbox.auth.dependencies import presented_credential
+from anonbox.auth.service import Principal, authenticate
+from anonbox.core.dependencies import DB
+from anonbox.core.errors import Forbidden, Unauthorized
+
+
+async def account_holder(request: Request[Any, Any, Any], db: DB) -> Principal:
+    """Any valid credential of the account, even while it is scheduled for erasure: the
+    deletion endpoints are what such an account can still reach."""
+    credential = presented_credential(request)
+    if credential is None:
+        raise Unauthorized("This needs the creator's credential in the X-API-Key header")
+    return await authenticate(db, credential)
+
+
+async def signed_in_holder(holder: Principal) -> Principal:
+    """A sign-in session's access token: an API key cannot delete an account."""
+    if holder.kind != "session":
+        raise Forbidden("This needs a sign-in access token; an API key cannot do it")
+    return holder

@@ -1,0 +1,257 @@
+"""SQL for the account as a whole: reading all of it out, scheduling its deletion, and
+erasing every row it owns.
+
+Exports read in keyset pages (``id > $after ORDER BY id LIMIT``), never all at once and
+never with OFFSET. Nothing here reads a sender's hash or anything else about a sender.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from anonbox.core.database import Connection, Row
+
+# --- export ------------------------------------------------------------------------------
+
+
+async def profile(conn: Connection, user_id: str) -> Row | None:
+    return await conn.fetchrow(
+        "SELECT id, email, name, picture_url, google_sub, is_admin, created_at FROM users"
+        " WHERE id = $1",
+        user_id,
+    )
+
+
+async def email_notice_choice(conn: Connection, user_id: str) -> Row | None:
+    return await conn.fetchrow(
+        "SELECT mode, confirmed_address, updated_at FROM email_notice_settings WHERE user_id = $1",
+        user_id,
+    )
+
+
+async def links(conn: Connection, user_id: str) -> Sequence[Row]:
+    """Every column of the creator's links: whatever settings a link has are theirs."""
+    return await conn.fetch(
+        "SELECT * FROM links WHERE user_id = $1 ORDER BY created_at, id",
+        user_id,
+    )
+
+
+async def boolean_columns(conn: Connection, dialect: str, table: str) -> set[str]:
+    """The table's columns declared BOOLEAN: SQLite hands their values back as 0 and 1."""
+    if dialect != "sqlite":
+        return set()  # PostgreSQL hands back booleans
+    rows = await conn.fetch("SELECT name, type FROM pragma_table_info($1)", table)
+    return {str(row["name"]) for row in rows if str(row["type"]).upper() == "BOOLEAN"}
+
+
+async def messages_page(conn: Connection, *, link_id: str, after: str, limit: int) -> Sequence[Row]:
+    """The link's messages after ``after``, oldest first: the columns the creator sees."""
+    return await conn.fetch(
+        "SELECT id, content, like_by_creator, reply_count, created_at FROM messages"
+        " WHERE link_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+        link_id,
+        after,
+        limit,
+    )
+
+
+async def replies_between(
+    conn: Connection, *, link_id: str, after: str, through: str
+) -> Sequence[Row]:
+    """The replies to the link's messages with ids in (after, through], oldest first."""
+    return await conn.fetch(
+        "SELECT r.message_id, r.id, r.content, r.created_at FROM replies r"
+        " JOIN messages m ON m.id = r.message_id"
+        " WHERE m.link_id = $1 AND m.id > $2 AND m.id <= $3 ORDER BY r.message_id, r.id",
+        link_id,
+        after,
+        through,
+    )
+
+
+async def blocks_page(conn: Connection, *, user_id: str, after: str, limit: int) -> Sequence[Row]:
+    return await conn.fetch(
+        "SELECT id, message_excerpt, network, created_at FROM blocks"
+        " WHERE user_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+        user_id,
+        after,
+        limit,
+    )
+
+
+async def muted_words(conn: Connection, user_id: str) -> Sequence[Row]:
+    return await conn.fetch(
+        "SELECT id, word, created_at FROM muted_words WHERE user_id = $1 ORDER BY id", user_id
+    )
+
+
+async def api_keys_page(conn: Connection, *, user_id: str, after: str, limit: int) -> Sequence[Row]:
+    return await conn.fetch(
+        "SELECT id, name, last_chars, created_at, last_used_at, revoked_at FROM api_keys"
+        " WHERE user_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+        user_id,
+        after,
+        limit,
+    )
+
+
+async def webhooks(conn: Connection, user_id: str) -> Sequence[Row]:
+    return await conn.fetch(
+        "SELECT id, url, events, disabled_reason, created_at FROM webhook_endpoints"
+        " WHERE user_id = $1 ORDER BY id",
+        user_id,
+    )
+
+
+async def push_devices(conn: Connection, user_id: str) -> Sequence[Row]:
+    return await conn.fetch(
+        "SELECT created_at FROM push_subscriptions WHERE user_id = $1 ORDER BY created_at",
+        user_id,
+    )
+
+
+# --- deletion ----------------------------------------------------------------------------
+
+
+async def deletion_of(conn: Connection, user_id: str) -> Row | None:
+    return await conn.fetchrow(
+        "SELECT requested_at, erase_at, claimed_until FROM account_deletions WHERE user_id = $1",
+        user_id,
+    )
+
+
+async def schedule_deletion(
+    conn: Connection, *, user_id: str, requested_at: int, erase_at: int
+) -> None:
+    """Schedule the erasure; asked again, the first date stands."""
+    await conn.execute(
+        "INSERT INTO account_deletions (user_id, requested_at, erase_at) VALUES ($1, $2, $3)"
+        " ON CONFLICT (user_id) DO NOTHING",
+        user_id,
+        requested_at,
+        erase_at,
+    )
+
+
+async def revoke_credentials(conn: Connection, *, user_id: str, now: int) -> list[str]:
+    """Revoke every API key and session of the account; the ids of the sessions revoked."""
+    await conn.execute(
+        "UPDATE api_keys SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL",
+        user_id,
+        now,
+    )
+    rows = await conn.fetch(
+        "UPDATE sessions SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL"
+        " RETURNING id",
+        user_id,
+        now,
+    )
+    return [str(row["id"]) for row in rows]
+
+
+async def cancel_deletion(conn: Connection, *, user_id: str, now: int) -> bool:
+    """Cancel, unless the erasure is due or has begun; False when nothing was cancelled."""
+    cancelled = await conn.execute(
+        "DELETE FROM account_deletions"
+        " WHERE user_id = $1 AND claimed_until IS NULL AND erase_at > $2",
+        user_id,
+        now,
+    )
+    return cancelled == 1
+
+
+async def due_deletions(conn: Connection, *, now: int, limit: int) -> list[str]:
+    """Accounts whose erasure is due and that no instance holds a live claim on."""
+    rows = await conn.fetch(
+        "SELECT user_id FROM account_deletions WHERE erase_at <= $1"
+        " AND (claimed_until IS NULL OR claimed_until < $1) ORDER BY erase_at LIMIT $2",
+        now,
+        limit,
+    )
+    return [str(row["user_id"]) for row in rows]
+
+
+async def claim_erasure(conn: Connection, *, user_id: str, now: int, until: int) -> bool:
+    """Take the erasure of a due account until ``until``: one conditional UPDATE, so of
+    several instances asking at once exactly one gets it (or one whose claim ran out)."""
+    claimed = await conn.execute(
+        "UPDATE account_deletions SET claimed_until = $3 WHERE user_id = $1 AND erase_at <= $2"
+        " AND (claimed_until IS NULL OR claimed_until < $2)",
+        user_id,
+        now,
+        until,
+    )
+    return claimed == 1
+
+
+async def renew_claim(conn: Connection, *, user_id: str, held_until: int, until: int) -> bool:
+    """Extend a claim this instance still holds; False when another has taken it over."""
+    renewed = await conn.execute(
+        "UPDATE account_deletions SET claimed_until = $3 WHERE user_id = $1 AND claimed_until = $2",
+        user_id,
+        held_until,
+        until,
+    )
+    return renewed == 1
+
+
+async def link_ids_of(conn: Connection, user_id: str) -> list[str]:
+    rows = await conn.fetch("SELECT id FROM links WHERE user_id = $1 ORDER BY id", user_id)
+    return [str(row["id"]) for row in rows]
+
+
+async def chunk_end(conn: Connection, *, link_id: str, size: int) -> str | None:
+    """The id of the link's ``size``-th oldest message, or None when it has fewer."""
+    row = await conn.fetchrow(
+        "SELECT id FROM messages WHERE link_id = $1 ORDER BY id LIMIT 1 OFFSET $2",
+        link_id,
+        size - 1,
+    )
+    return None if row is None else str(row["id"])
+
+
+async def erase_messages(conn: Connection, *, link_id: str, through: str | None) -> int:
+    """Delete the link's messages up to ``through`` (all with None), the reports on them
+    first (a report would otherwise outlive its message, detached), replies by cascade."""
+    bound = "" if through is None else " AND id <= $2"
+    args = (link_id,) if through is None else (link_id, through)
+    await conn.execute(
+        f"DELETE FROM reports WHERE message_id IN (SELECT id FROM messages WHERE link_id = $1{bound})",  # noqa: S608, E501 - ours
+        *args,
+    )
+    return await conn.execute(
+        f"DELETE FROM messages WHERE link_id = $1{bound}",  # noqa: S608 - ours
+        *args,
+    )
+
+
+# Everything else the account owns, in an order no foreign key objects to. Each names the
+# account by $1; the link ids go to the tombstones first, at $2.
+_ERASE_REST = (
+    "DELETE FROM reports WHERE message_id IN (SELECT m.id FROM messages m"
+    " JOIN links l ON l.id = m.link_id WHERE l.user_id = $1)",
+    "UPDATE reports SET resolved_by = NULL WHERE resolved_by = $1",
+    "INSERT INTO link_tombstones (id, erased_at) SELECT id, $2 FROM links WHERE user_id = $1"
+    " ON CONFLICT (id) DO NOTHING",
+    "DELETE FROM events WHERE user_id = $1",
+    "DELETE FROM email_signin_tokens WHERE email = (SELECT email FROM users WHERE id = $1)",
+    "DELETE FROM links WHERE user_id = $1",  # messages, replies, drops, idempotency records
+    "DELETE FROM blocks WHERE user_id = $1",
+    "DELETE FROM muted_words WHERE user_id = $1",
+    "DELETE FROM webhook_endpoints WHERE user_id = $1",  # and their deliveries
+    "DELETE FROM push_subscriptions WHERE user_id = $1",  # and their deliveries
+    "DELETE FROM email_notices WHERE user_id = $1",
+    "DELETE FROM email_notice_settings WHERE user_id = $1",
+    "DELETE FROM sessions WHERE user_id = $1",  # and their spent refresh tokens
+    "DELETE FROM api_keys WHERE user_id = $1",
+    "DELETE FROM users WHERE id = $1",  # and the account_deletions row
+)
+
+
+async def erase_rest(conn: Connection, *, user_id: str, now: int) -> None:
+    for statement in _ERASE_REST:
+        if "$2" in statement:
+            await conn.execute(statement, user_id, now)
+        else:
+            await conn.execute(statement, user_id)

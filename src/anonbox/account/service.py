@@ -1,0 +1,139 @@
+"""Deleting an account: at once disabled, erased for good after a grace period.
+
+Asking disables the account in one transaction: its links answer 410 to everyone (see
+``links.availability``), every API key and session is revoked, and live streams of those
+sessions end. Its creator may still sign in, and then sees only the deletion and a way to
+cancel it (``auth.dependencies.in_service``); cancelling brings everything back but the
+revoked keys.
+
+After ``ANONBOX_ACCOUNT_ERASE_DAYS`` the ``Eraser`` of any instance claims the account
+(a conditional UPDATE: exactly one instance gets it; a claim is a lease, renewed as the
+work goes on, so another instance finishes the job if this one dies) and deletes every
+row it owns: messages a chunk per transaction, so a large account never holds SQLite's
+writer for long, then the rest and the account itself in one last transaction. Its link
+ids are kept, alone, so that no one is ever given one of them again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from anonbox.account import repository
+from anonbox.account.schemas import DeletionState
+from anonbox.core.clock import isoformat_us, now_us
+from anonbox.core.database import Database, Row
+from anonbox.core.errors import Conflict
+from anonbox.core.settings import Settings
+from anonbox.notifications import repository as events
+
+logger = logging.getLogger("anonbox.account")
+
+_US = 1_000_000
+_DAY_US = 24 * 3600 * _US
+# Messages deleted per transaction while erasing: SQLite's one writer is held for a few
+# milliseconds at a time, and posts to other links go on meanwhile.
+ERASE_CHUNK = 2000
+# How long a claim holds without being renewed: long past any one chunk, short enough
+# that an instance that died mid-way is relieved soon.
+CLAIM_US = 5 * 60 * _US
+# Accounts one sweep takes on; the next sweep takes the rest.
+SWEEP_ACCOUNTS = 10
+_NOT_SCHEDULED = DeletionState(scheduled=False, requested_at=None, erase_at=None)
+
+
+class ErasureBegun(Conflict):
+    code = "erasure_begun"
+
+
+def _state(row: Row | None) -> DeletionState:
+    if row is None:
+        return _NOT_SCHEDULED
+    return DeletionState(
+        scheduled=True,
+        requested_at=isoformat_us(row["requested_at"]),
+        erase_at=isoformat_us(row["erase_at"]),
+    )
+
+
+def grace_us(settings: Settings) -> int:
+    return int(settings.account_erase_days * _DAY_US)
+
+
+async def deletion_state(db: Database, *, user_id: str) -> DeletionState:
+    return _state(await repository.deletion_of(db, user_id))
+
+
+async def request_deletion(db: Database, *, user_id: str, settings: Settings) -> DeletionState:
+    """Disable the account now and schedule its erasure; asked again, the date stands."""
+    now = now_us()
+    async with db.transaction() as tx:
+        await repository.schedule_deletion(
+            tx, user_id=user_id, requested_at=now, erase_at=now + grace_us(settings)
+        )
+        sessions = await repository.revoke_credentials(tx, user_id=user_id, now=now)
+        # Live streams of those sessions end, on every instance (notifications.fanout).
+        await events.notify(tx, db.dialect, [f"session:{session}" for session in sessions])
+        row = await repository.deletion_of(tx, user_id)
+    return _state(row)
+
+
+async def cancel_deletion(db: Database, *, user_id: str) -> DeletionState:
+    """Bring the account back (its revoked keys stay revoked); fine when none is scheduled."""
+    cancelled = await repository.cancel_deletion(db, user_id=user_id, now=now_us())
+    if not cancelled and await repository.deletion_of(db, user_id) is not None:
+        raise ErasureBegun("The erasure of this account has begun; it can no longer be cancelled")
+    return _NOT_SCHEDULED
+
+
+async def erase_account(db: Database, *, user_id: str) -> bool:
+    """Erase a due account if this instance gets the claim; whether it did."""
+    now = now_us()
+    held = now + CLAIM_US
+    if not await repository.claim_erasure(db, user_id=user_id, now=now, until=held):
+        return False  # another instance has it, or it was cancelled
+    erased = 0
+    for link_id in await repository.link_ids_of(db, user_id):
+        while True:
+            through = await repository.chunk_end(db, link_id=link_id, size=ERASE_CHUNK)
+            async with db.transaction() as tx:
+                renewed = now_us() + CLAIM_US
+                if not await repository.renew_claim(
+                    tx, user_id=user_id, held_until=held, until=renewed
+                ):
+                    return False  # our claim ran out and another instance took over
+                held = renewed
+                erased += await repository.erase_messages(tx, link_id=link_id, through=through)
+            if through is None:
+                break
+    async with db.transaction() as tx:
+        if not await repository.renew_claim(tx, user_id=user_id, held_until=held, until=held):
+            return False
+        await repository.erase_rest(tx, user_id=user_id, now=now_us())
+    # No id: once erased, nothing anywhere should name the account, logs included.
+    logger.info("an account was erased, with %d messages", erased)
+    return True
+
+
+class Eraser:
+    """The scheduled job: every instance runs one, and each due account is erased once."""
+
+    def __init__(self, db: Database, settings: Settings) -> None:
+        self._db = db
+        # A tenth of the grace period, between 0.2 s (tests) and a minute.
+        self.interval = min(60.0, max(0.2, grace_us(settings) / _US / 10))
+
+    async def sweep(self) -> int:
+        """Erase the accounts due now that no other instance is erasing; how many."""
+        erased = 0
+        for user_id in await repository.due_deletions(self._db, now=now_us(), limit=SWEEP_ACCOUNTS):
+            erased += await erase_account(self._db, user_id=user_id)
+        return erased
+
+    async def run(self) -> None:
+        while True:
+            try:
+                await self.sweep()
+            except Exception:  # the database is away a moment: try again next round
+                logger.warning("account erasure failed", exc_info=True)
+            await asyncio.sleep(self.interval)

@@ -1,0 +1,26 @@
+"""Whether a link can still be used: the link of an account being deleted, or erased, is
+gone (410) for everyone, the same answer for a post, a read and its page."""
+
+from __future__ import annotations
+
+from anonbox.core.database import Connection
+from anonbox.core.errors import Gone, NotFound
+from anonbox.links import repository
+
+LINK_GONE = "This link is no longer available"
+NO_LINK = "No link with this id"
+
+
+class LinkGone(Gone):
+    code = "link_gone"
+
+    def __init__(self) -> None:
+        super().__init__(LINK_GONE)
+
+
+async def missing_link(conn: Connection, link_id: str) -> NotFound:
+    """What to raise for an id that no live link has: gone if it was erased, else not found.
+    Asked only on a miss, so a live link costs no extra query."""
+    if await repository.link_erased(conn, link_id):
+        return LinkGone()
+    return NotFound(NO_LINK)

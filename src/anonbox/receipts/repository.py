@@ -1,0 +1,102 @@
+"""SQL for receipts. A receipt is found by its token's hash only; nothing here is ever
+looked up from a message, so no creator-side query can tell which messages have one."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from anonbox.core.database import Connection, Row
+
+# A second receipt for the same message (a post replayed with its Idempotency-Key, whose
+# first answer was lost) replaces the first, unless a follow-up went through the first.
+_ISSUE = (
+    "INSERT INTO receipts (token_hash, link_id, message_id, content, created_at, expires_at)"
+    " SELECT $1, id, $3, $4, $5, $6 FROM links WHERE id = $2"
+    " ON CONFLICT (message_id) DO UPDATE SET token_hash = excluded.token_hash,"
+    " content = excluded.content, created_at = excluded.created_at,"
+    " expires_at = excluded.expires_at"
+    " WHERE receipts.follow_up_id IS NULL"
+)
+
+
+async def issue(
+    conn: Connection,
+    *,
+    token_hash: str,
+    link_id: str,
+    message_id: str,
+    content: str,
+    created_at: int,
+    expires_at: int,
+) -> bool:
+    """False when there is no such link, or the message's receipt was already used."""
+    written = await conn.execute(
+        _ISSUE, token_hash, link_id, message_id, content, created_at, expires_at
+    )
+    return written == 1
+
+
+async def receipt(conn: Connection, token_hash: str) -> Row | None:
+    """The receipt with this hash, and whether its link takes follow-ups."""
+    return await conn.fetchrow(
+        "SELECT r.token_hash, r.link_id, r.message_id, r.content, r.follow_up_id,"
+        " r.follow_up_content, r.expires_at, l.follow_ups"
+        " FROM receipts r JOIN links l ON l.id = r.link_id WHERE r.token_hash = $1",
+        token_hash,
+    )
+
+
+async def replies(
+    conn: Connection, *, link_id: str, message_id: str, follow_up_id: str | None, limit: int
+) -> Sequence[Row]:
+    """The newest replies to the message and its follow-up (one statement whether or not
+    there is a follow-up, or a message at all: a dropped one has none)."""
+    return await conn.fetch(
+        "SELECT r.message_id, r.content, r.created_at FROM replies r"
+        " JOIN messages m ON m.id = r.message_id"
+        " WHERE m.link_id = $1 AND r.message_id IN ($2, $3)"
+        " ORDER BY r.id DESC LIMIT $4",
+        link_id,
+        message_id,
+        follow_up_id,
+        limit,
+    )
+
+
+async def withheld(conn: Connection, *, message_id: str, owner_id: str) -> bool:
+    """Whether the creator never got this message (it was dropped) or blocked its sender:
+    then a follow-up through its receipt is dropped too, whatever address it comes from."""
+    row = await conn.fetchrow(
+        "SELECT EXISTS (SELECT 1 FROM dropped_messages WHERE id = $1)"
+        " OR EXISTS (SELECT 1 FROM blocks WHERE message_id = $1"
+        " AND (user_id = $2 OR user_id IS NULL)) AS withheld",
+        message_id,
+        owner_id,
+    )
+    return row is not None and bool(row["withheld"])
+
+
+async def claim_follow_up(
+    conn: Connection, *, token_hash: str, follow_up_id: str, content: str, now: int
+) -> bool:
+    """Spend the receipt's one follow-up; False when it is spent (or expired) already."""
+    claimed = await conn.execute(
+        "UPDATE receipts SET follow_up_id = $2, follow_up_content = $3"
+        " WHERE token_hash = $1 AND follow_up_id IS NULL AND expires_at > $4",
+        token_hash,
+        follow_up_id,
+        content,
+        now,
+    )
+    return claimed == 1
+
+
+async def mark_follow_up(conn: Connection, *, message_id: str, original_id: str) -> None:
+    """Thread a stored follow-up under its original (a dropped one has no row to mark)."""
+    await conn.execute(
+        "UPDATE messages SET follow_up_of = $2 WHERE id = $1", message_id, original_id
+    )
+
+
+async def purge(conn: Connection, *, expired_before: int) -> int:
+    return await conn.execute("DELETE FROM receipts WHERE expires_at <= $1", expired_before)

@@ -1,0 +1,37 @@
+"""Request and response bodies of the receipt endpoints (the ``data`` of the envelope)."""
+
+from __future__ import annotations
+
+import msgspec
+
+from anonbox.core.envelope import Timestamp
+
+
+class ReceiptLink(msgspec.Struct):
+    """What a sender who asked for a receipt gets with the 201 of their post."""
+
+    token: str
+    url: str
+    expires_at: Timestamp
+
+
+class ThreadReply(msgspec.Struct):
+    message_content: str
+    created_at: Timestamp
+
+
+class ThreadMessage(msgspec.Struct):
+    """A message of the sender's thread as the sender sees it: its text, and the
+    creator's public replies (none until the creator answers)."""
+
+    message_content: str
+    created_at: Timestamp
+    answered: bool
+    replies: list[ThreadReply]
+
+
+class ReceiptOut(msgspec.Struct):
+    message: ThreadMessage
+    follow_up: ThreadMessage | None
+    can_follow_up: bool
+    expires_at: Timestamp

@@ -1,0 +1,201 @@
+"""Page routes: the creator's links (make one, open its inbox, delete it) and the
+clean-ups that delete many messages at once, each behind a confirmation page.
+
+A confirmation is a page of its own (GET, changing nothing) whose form posts the action;
+it works without JavaScript, and a mistaken click on "Delete all unanswered" costs a
+second click, not the inbox. The actions call the API's services (``links.service``,
+``messages.service``), so each rule lives in one place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from litestar import Request, get, post
+from litestar.response import Redirect, Template
+from litestar.types import ControllerRouterHandler
+
+from anonbox.auth import service as accounts
+from anonbox.core.database import Database
+from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.errors import NotFound
+from anonbox.core.paths import RowId
+from anonbox.core.settings import Settings
+from anonbox.links import service as links
+from anonbox.messages import service as messages
+from anonbox.web.dependencies import OwnedLink, SignedInBrowser, SignedInForm, signed_in_pages
+from anonbox.web.forms import dashboard_page, redirect_to, text_field
+from anonbox.web.routing import site_url
+from anonbox.web.session import Browser
+
+AnyRequest = Request[Any, Any, Any]
+LINKS_PAGE = "/dashboard/links"
+
+
+@get(LINKS_PAGE)
+async def links_page(
+    request: AnyRequest, browser: SignedInBrowser, db: DB, settings: AppSettings
+) -> Template:
+    user_id = browser.principal.user_id
+    return dashboard_page(
+        request,
+        browser,
+        settings,
+        "dashboard_links.html",
+        {
+            "profile": await accounts.profile(db, user_id=user_id),
+            "links": (await links.links_of(db, user_id=user_id)).items,
+            "site": site_url(request, settings),
+        },
+    )
+
+
+@post(LINKS_PAGE, status_code=303)
+async def create_link(
+    browser: SignedInBrowser, form: SignedInForm, db: DB, settings: AppSettings
+) -> Redirect:
+    made = await links.create_link(
+        db, user_id=browser.principal.user_id, prompt=text_field(form, "prompt")
+    )
+    return redirect_to(browser, settings, f"{LINKS_PAGE}/{made.id}")
+
+
+async def _confirm(
+    request: AnyRequest,
+    browser: Browser,
+    db: Database,
+    settings: Settings,
+    *,
+    title: str,
+    text: str,
+    action: str,
+    button: str,
+    cancel: str,
+) -> Template:
+    return dashboard_page(
+        request,
+        browser,
+        settings,
+        "dashboard_confirm.html",
+        {
+            "profile": await accounts.profile(db, user_id=browser.principal.user_id),
+            "title": title,
+            "text": text,
+            "action": action,
+            "button": button,
+            "cancel": cancel,
+        },
+    )
+
+
+_DELETE_LINK = LINKS_PAGE + "/{link_id:str}/delete"
+
+
+@get(_DELETE_LINK)
+async def confirm_delete_link(
+    request: AnyRequest, browser: SignedInBrowser, link: OwnedLink, db: DB, settings: AppSettings
+) -> Template:
+    found = await links.link(db, link_id=link.link_id, user_id=browser.principal.user_id)
+    return await _confirm(
+        request,
+        browser,
+        db,
+        settings,
+        title="Delete this link?",
+        text=f"“{found.prompt}” and every message and reply it holds are deleted for good. "
+        "The link stops working for anyone who has it.",
+        action=f"{LINKS_PAGE}/{link.link_id}/delete",
+        button="Delete the link and its messages",
+        cancel=LINKS_PAGE,
+    )
+
+
+@post(_DELETE_LINK, status_code=303)
+async def delete_link(
+    browser: SignedInBrowser, link: OwnedLink, form: SignedInForm, db: DB, settings: AppSettings
+) -> Redirect:
+    await links.delete_link(db, link_id=link.link_id, user_id=browser.principal.user_id)
+    return redirect_to(browser, settings, LINKS_PAGE)
+
+
+_UNANSWERED = LINKS_PAGE + "/{link_id:str}/unanswered/delete"
+
+
+@get(_UNANSWERED)
+async def confirm_delete_unanswered(
+    request: AnyRequest, browser: SignedInBrowser, link: OwnedLink, db: DB, settings: AppSettings
+) -> Template:
+    return await _confirm(
+        request,
+        browser,
+        db,
+        settings,
+        title="Delete every unanswered message?",
+        text="Every message of this link that you have not replied to is deleted for good.",
+        action=f"{LINKS_PAGE}/{link.link_id}/unanswered/delete",
+        button="Delete all unanswered",
+        cancel=f"{LINKS_PAGE}/{link.link_id}",
+    )
+
+
+@post(_UNANSWERED, status_code=303)
+async def delete_unanswered(
+    browser: SignedInBrowser, link: OwnedLink, form: SignedInForm, db: DB, settings: AppSettings
+) -> Redirect:
+    await messages.delete_unanswered(db, link_id=link.link_id)
+    return redirect_to(browser, settings, f"{LINKS_PAGE}/{link.link_id}")
+
+
+_FROM_SENDER = LINKS_PAGE + "/{link_id:str}/messages/{message_id:str}/sender/delete"
+
+
+@get(_FROM_SENDER)
+async def confirm_delete_from_sender(
+    request: AnyRequest,
+    browser: SignedInBrowser,
+    link: OwnedLink,
+    message_id: RowId,
+    db: DB,
+    settings: AppSettings,
+) -> Template:
+    return await _confirm(
+        request,
+        browser,
+        db,
+        settings,
+        title="Delete every message from this sender?",
+        text="Every message on this link from whoever sent this one is deleted for good, "
+        "with their replies. You will not learn who it was, or how many there were.",
+        action=f"{LINKS_PAGE}/{link.link_id}/messages/{message_id}/sender/delete",
+        button="Delete all from this sender",
+        cancel=f"{LINKS_PAGE}/{link.link_id}#m-{message_id}",
+    )
+
+
+@post(_FROM_SENDER, status_code=303)
+async def delete_from_sender(
+    browser: SignedInBrowser,
+    link: OwnedLink,
+    message_id: RowId,
+    form: SignedInForm,
+    db: DB,
+    settings: AppSettings,
+) -> Redirect:
+    with contextlib.suppress(NotFound):  # already gone: the inbox shows what is left
+        await messages.delete_from_sender_of(db, link_id=link.link_id, message_id=message_id)
+    return redirect_to(browser, settings, f"{LINKS_PAGE}/{link.link_id}")
+
+
+ROUTES: list[ControllerRouterHandler] = [
+    signed_in_pages(
+        links_page,
+        create_link,
+        confirm_delete_link,
+        delete_link,
+        confirm_delete_unanswered,
+        delete_unanswered,
+        confirm_delete_from_sender,
+        delete_from_sender,
+    )
+]

@@ -1,0 +1,160 @@
+"""A sender's receipt page at ``/r/{token}``: their message, whether it was answered, the
+answers, and the form for their one follow-up. It goes through the services the JSON API
+uses (``receipts.service``) and works without JavaScript; ``copy.js`` adds a copy button.
+
+The token in the address is the sender's only credential: the page is never cached and
+its requests carry the origin only, never the path, so the address leaves the browser
+only when the sender shares it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Response, get, post
+from litestar.di import Provide
+from litestar.params import Dependency
+from litestar.response import Redirect, Template
+from litestar.types import ControllerRouterHandler
+
+from anonbox.core.client import client_address
+from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.envelope import AnyRequest
+from anonbox.core.errors import AnonboxError, NotFound, RateLimited, ValidationFailed
+from anonbox.core.settings import Settings
+from anonbox.links import service as links
+from anonbox.messages import service as messages
+from anonbox.messages.content import MAX_CHARACTERS
+from anonbox.messages.router import provide_posting
+from anonbox.receipts import service as receipts
+from anonbox.receipts.schemas import ReceiptOut
+from anonbox.safety.flood import ProofOfWorkRequired
+from anonbox.web.public import PROBLEMS, character_count
+from anonbox.web.routing import error_page, site_url
+from anonbox.web.security import CSRF_FIELD, checked_form, csrf_token, set_csrf_cookie
+
+Posting = Annotated[messages.Posting, Dependency(skip_validation=True)]
+
+RECEIPT_HEADERS = {
+    "Cache-Control": "no-store",
+    # Never the path (it holds the token) in a Referer; the origin still goes in Origin,
+    # which the form's CSRF check needs ("no-referrer" would make it "null").
+    "Referrer-Policy": "strict-origin",
+    "X-Robots-Tag": "noindex",
+}
+_NO_RECEIPT = (
+    "There is no receipt here: the link is not complete, or it expired "
+    f"{receipts.RECEIPT_DAYS} days after the message was sent."
+)
+
+
+async def _creator_name(db: DB, link_id: str) -> str:
+    """The creator's display name, public on their send page anyway."""
+    try:
+        link = await links.public_link(db, link_id=link_id)
+    except AnonboxError:
+        return "The creator"
+    return link.creator_name.strip() or "The creator"
+
+
+async def _page(
+    request: AnyRequest,
+    db: DB,
+    settings: Settings,
+    token: str,
+    found: tuple[str, ReceiptOut],
+    *,
+    status_code: int = 200,
+    text: str = "",
+    error: str | None = None,
+    followed: bool = False,
+) -> Template:
+    csrf, new = csrf_token(request)
+    link_id, receipt = found
+    page = Template(
+        template_name="receipt.html",
+        context={
+            "receipt": receipt,
+            "link_id": link_id,
+            "token": token,
+            "receipt_url": receipts.receipt_url(site_url(request, settings), token),
+            "name": await _creator_name(db, link_id),
+            "csrf_field": CSRF_FIELD,
+            "csrf_token": csrf,
+            "max_characters": MAX_CHARACTERS,
+            "text": text,
+            "count": character_count(text),
+            "error": error,
+            "followed": followed,
+            "receipt_days": receipts.RECEIPT_DAYS,
+        },
+        status_code=status_code,
+        headers=dict(RECEIPT_HEADERS),
+    )
+    if new:
+        set_csrf_cookie(page, csrf, settings)
+    return page
+
+
+def _not_found() -> Response[Any]:
+    page = error_page(404, _NO_RECEIPT)
+    page.headers.update(RECEIPT_HEADERS)
+    return page
+
+
+@get("/r/{token:str}", name="receipt:page")
+async def receipt_page(
+    request: AnyRequest, token: str, db: DB, settings: AppSettings, followed: str | None = None
+) -> Response[Any]:
+    try:
+        found = await receipts.receipt_of_link(db, token=token)
+    except NotFound:
+        return _not_found()
+    return await _page(request, db, settings, token, found, followed=followed == "1")
+
+
+@post(
+    "/r/{token:str}",
+    name="receipt:follow-up",
+    dependencies={"posting": Provide(provide_posting, sync_to_thread=False)},
+)
+async def follow_up_from_form(
+    request: AnyRequest, token: str, db: DB, settings: AppSettings, posting: Posting
+) -> Response[Any]:
+    """The follow-up form: send, then back to the receipt (post/redirect/get)."""
+    form = await checked_form(request)
+    field = form.get("message_content")
+    text = field.replace("\r\n", "\n") if isinstance(field, str) else ""  # as web.public
+    try:
+        await receipts.follow_up(
+            posting,
+            token=token,
+            content=text,
+            address=client_address(request.scope, posting.trusted_proxies),
+        )
+    except NotFound:
+        return _not_found()
+    except ValidationFailed as exc:
+        problem = exc.fields[0].problem if exc.fields else ""
+        error, status = PROBLEMS.get(problem, exc.message), 400
+    except (messages.LinkPaused, receipts.FollowUpsOff, receipts.FollowUpSent) as exc:
+        error, status = exc.message, 409
+    except RateLimited as exc:
+        error, status = f"You are sending too fast. Try again in {exc.retry_after} seconds.", 429
+    except ProofOfWorkRequired:
+        error, status = (
+            "This link is receiving a flood of messages right now. Try again in a few minutes.",
+            429,
+        )
+    else:
+        return Redirect(path=f"{receipts.RECEIPT_PATH}{token}?followed=1", status_code=303)
+    try:
+        found = await receipts.receipt_of_link(db, token=token)
+    except NotFound:
+        return _not_found()
+    return await _page(
+        request, db, settings, token, found, status_code=status, text=text, error=error
+    )
+
+
+ROUTES: list[ControllerRouterHandler] = [receipt_page, follow_up_from_form]

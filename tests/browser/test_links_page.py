@@ -1,0 +1,114 @@
+"""The links page and the clean-ups, as a creator uses them in Chromium: make a second
+link, delete every unanswered message and everything from one sender, delete a link,
+each behind a confirmation page that by itself changes nothing."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+
+import httpx
+from playwright.sync_api import BrowserContext, expect
+
+from tests.browser.conftest import DESKTOP, Site, off_the_loop
+from tests.support.signin import signin_link_command
+
+
+def post(site: Site, link_id: str, text: str) -> str:
+    with httpx.Client(base_url=site.url, timeout=30) as api:
+        sent = api.post(f"/message/{link_id}", json={"message_content": text})
+        assert sent.status_code == 201, sent.text
+        return str(sent.json()["data"]["id"])
+
+
+def test_links_are_made_cleaned_up_and_deleted_with_a_confirmation(
+    site: Site, new_context: Callable[..., BrowserContext]
+) -> None:
+    page = new_context(viewport=DESKTOP).new_page()
+    email = f"links-{uuid.uuid4().hex[:10]}@example.org"
+    page.goto(off_the_loop(signin_link_command, site.server, email))
+    page.get_by_role("link", name="Links").click()
+    expect(page.locator("#links li.link-row")).to_have_count(1)
+
+    page.get_by_label("Prompt").fill("Ask me about my trip")
+    page.get_by_role("button", name="Create link").click()
+    expect(page.locator("#inbox")).to_be_visible()
+    link_id = page.locator("#inbox").get_attribute("data-link-id")
+    assert link_id
+    page.get_by_role("link", name="Links").click()
+    expect(page.locator("#links li.link-row")).to_have_count(2)
+    expect(page.locator(f'[data-link-id="{link_id}"]')).to_contain_text("Ask me about my trip")
+
+    # A pause with an end, from the settings form; the send page says so.
+    page.goto(f"{site.url}/dashboard/links/{link_id}")
+    page.get_by_label("Messages", exact=True).select_option("24")
+    page.get_by_role("button", name="Save settings").click()
+    expect(page.get_by_label("Messages", exact=True)).to_have_value("keep")
+    expect(page.locator("#inbox")).to_contain_text("paused")
+    sender = new_context(viewport=DESKTOP).new_page()
+    sender.goto(f"{site.url}/{link_id}")
+    expect(sender.locator("#paused")).to_be_visible()
+    page.get_by_label("Messages", exact=True).select_option("open")
+    page.get_by_role("button", name="Save settings").click()
+    expect(page.get_by_label("Messages", exact=True)).to_have_value("open")
+
+    kept = post(site, link_id, "answered, so it stays")
+    for n in range(3):
+        post(site, link_id, f"unanswered {n}")
+    page.goto(f"{site.url}/dashboard/links/{link_id}")
+    page.locator(f"#m-{kept}").get_by_label("Reply").fill("here is my answer")
+    page.locator(f"#m-{kept}").get_by_role("button", name="Send reply").click()
+    expect(page.locator("#messages article")).to_have_count(4)
+
+    # The confirmation page alone changes nothing (a prefetch or a link scanner).
+    page.get_by_role("link", name="Delete all unanswered…").click()
+    expect(page.locator("#confirm-title")).to_have_text("Delete every unanswered message?")
+    page.get_by_role("link", name="Cancel").click()
+    expect(page.locator("#messages article")).to_have_count(4)
+    page.get_by_role("link", name="Delete all unanswered…").click()
+    page.locator("#confirm").click()
+    expect(page.locator("#messages article")).to_have_count(1)
+    expect(page.locator(f"#m-{kept}")).to_be_visible()
+
+    # Everything here came from this one sender (the test's own address).
+    post(site, link_id, "one more from the same sender")
+    page.reload()
+    expect(page.locator("#messages article")).to_have_count(2)
+    page.locator(f"#m-{kept}").get_by_role("link", name="Delete all from this sender…").click()
+    expect(page.locator("#confirm-title")).to_have_text("Delete every message from this sender?")
+    page.locator("#confirm").click()
+    expect(page.locator("#inbox-empty")).to_be_visible()
+
+    page.get_by_role("link", name="Links").click()
+    page.locator(f'[data-link-id="{link_id}"]').get_by_role("link", name="Delete link…").click()
+    page.locator("#confirm").click()
+    expect(page.locator("#links li.link-row")).to_have_count(1)
+    with httpx.Client(base_url=site.url, timeout=30) as api:
+        assert api.post(f"/message/{link_id}", json={"message_content": "x"}).status_code == 404
+
+
+def test_a_stranger_cannot_use_the_clean_ups_of_someone_elses_link(
+    site: Site, new_context: Callable[..., BrowserContext]
+) -> None:
+    victim = site.new_creator()
+    post(site, victim.link_id, "do not delete me")
+    page = new_context(viewport=DESKTOP).new_page()
+    page.goto(off_the_loop(signin_link_command, site.server, f"x-{uuid.uuid4().hex[:8]}@e.org"))
+    for path in (
+        f"/dashboard/links/{victim.link_id}/delete",
+        f"/dashboard/links/{victim.link_id}/unanswered/delete",
+    ):
+        answer = page.goto(f"{site.url}{path}")
+        assert answer is not None
+        assert answer.status == 403, path  # as the inbox of another's link
+    page.goto(f"{site.url}/dashboard")
+    token = page.locator("input[name=csrf_token]").first.get_attribute("value") or ""
+    for path in (
+        f"/dashboard/links/{victim.link_id}/delete",
+        f"/dashboard/links/{victim.link_id}/unanswered/delete",
+    ):
+        done = page.request.post(f"{site.url}{path}", form={"csrf_token": token})
+        assert done.status == 403, path
+    with httpx.Client(base_url=site.url, timeout=30) as api:
+        inbox = api.get(f"/message/{victim.link_id}", headers=victim.headers)
+        assert [m["message_content"] for m in inbox.json()["data"]["items"]] == ["do not delete me"]

@@ -1,0 +1,101 @@
+"""Admins for the moderation tests: made as an operator makes them (a creator, then the
+role granted), signed in through the API or a browser, and what they can read back."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from anonbox.auth.service import create_creator, grant_admin
+from anonbox.core.database import connect
+from tests.conftest import Creator
+from tests.server import Server
+from tests.support.signin import signin_link_command
+
+
+@dataclass(frozen=True)
+class Admin:
+    creator: Creator
+    email: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return self.creator.headers
+
+    @property
+    def user_id(self) -> str:
+        return self.creator.user_id
+
+
+def make_account(database_url: str, *, admin: bool) -> Admin:
+    """A creator with a known e-mail address, made an admin when ``admin``."""
+
+    async def run() -> Admin:
+        db = await connect(database_url)
+        try:
+            email = f"mod-{uuid.uuid4().hex[:10]}@example.org"
+            made = await create_creator(db, email=email)
+            if admin:
+                await grant_admin(db, email=email)
+        finally:
+            await db.close()
+        return Admin(Creator(made.user_id, made.link_id, made.api_key), email)
+
+    return asyncio.run(run())
+
+
+def signed_in_browser(server: Server, email: str) -> httpx.Client:
+    """An HTTP client that followed a sign-in link for ``email``, as a browser would."""
+    browser = httpx.Client(base_url=server.url, timeout=30)
+    followed = browser.get(signin_link_command(server, email))
+    if followed.status_code != 303:
+        browser.close()
+        raise AssertionError(followed.text)
+    return browser
+
+
+def csrf_of(page: str) -> str:
+    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert found, page
+    return found.group(1)
+
+
+def mute_phrase(api: httpx.Client, admin: Admin, phrase: str) -> dict[str, Any]:
+    added = api.post("/admin/muted-phrases", json={"phrase": phrase}, headers=admin.headers)
+    assert added.status_code == 201, added.text
+    return dict(added.json()["data"])
+
+
+def unmute_phrase(api: httpx.Client, admin: Admin, phrase_id: str) -> None:
+    removed = api.delete(f"/admin/muted-phrases/{phrase_id}", headers=admin.headers)
+    assert removed.status_code == 200, removed.text
+
+
+def muted_phrases(api: httpx.Client, admin: Admin) -> list[dict[str, Any]]:
+    listed = api.get("/admin/muted-phrases", headers=admin.headers)
+    assert listed.status_code == 200, listed.text
+    return list(listed.json()["data"]["items"])
+
+
+def audit_entries(api: httpx.Client, admin: Admin) -> list[dict[str, Any]]:
+    """The whole audit log, newest first, following next_cursor to the end."""
+    items: list[dict[str, Any]] = []
+    params: dict[str, str | int] = {"limit": 100}
+    while True:
+        page = api.get("/admin/audit", params=params, headers=admin.headers)
+        assert page.status_code == 200, page.text
+        data = page.json()["data"]
+        items += data["items"]
+        if data["next_cursor"] is None:
+            return items
+        params["cursor"] = data["next_cursor"]
+
+
+def unique_phrase(label: str = "zq") -> str:
+    """A phrase no other test's message contains: a muted phrase applies to every link."""
+    return f"{label}{uuid.uuid4().hex[:10]}"
