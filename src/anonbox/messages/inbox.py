@@ -120,22 +120,20 @@ async def page(
     rows = await conn.fetch(sql, *args)
     shown = rows[:limit]
     replies = await _replies_of(conn, [row["id"] for row in shown if row["reply_count"] > 0])
-    messages = [message_of(row, seen, replies) for row in shown]
+    messages = [
+        Message(
+            id=row["id"],
+            content=row["content"],
+            created_at=isoformat_us(row["created_at"]),
+            liked=bool(row["like_by_creator"]),
+            reply_count=int(row["reply_count"]),
+            unread=row["id"] > seen,
+            replies=replies.get(row["id"], []),
+        )
+        for row in shown
+    ]
     next_cursor = str(shown[-1]["id"]) if len(rows) > limit else None
     return Page(messages=messages, next_cursor=next_cursor, seen_before=seen)
-
-
-def message_of(row: Row, seen: str, replies: dict[str, list[Reply]]) -> Message:
-    """A message row as the inbox shows it (``seen``: the newest id already seen)."""
-    return Message(
-        id=row["id"],
-        content=row["content"],
-        created_at=isoformat_us(row["created_at"]),
-        liked=bool(row["like_by_creator"]),
-        reply_count=int(row["reply_count"]),
-        unread=row["id"] > seen,
-        replies=replies.get(row["id"], []),
-    )
 
 
 async def _replies_of(conn: Connection, message_ids: list[str]) -> dict[str, list[Reply]]:

@@ -86,5 +86,16 @@ async def search_cards(
                 created_at=isoformat_us(reply["created_at"]),
             )
         )
-    messages = [inbox.message_of(row, seen, replies) for row in rows]
+    messages = [
+        inbox.Message(
+            id=row["id"],
+            content=row["content"],
+            created_at=isoformat_us(row["created_at"]),
+            liked=bool(row["like_by_creator"]),
+            reply_count=int(row["reply_count"]),
+            unread=row["id"] > seen,
+            replies=replies.get(row["id"], []),
+        )
+        for row in rows
+    ]
     return inbox.Page(messages=messages, next_cursor=next_cursor, seen_before=seen)

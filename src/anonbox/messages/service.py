@@ -29,7 +29,7 @@ from anonbox.messages.schemas import (
 )
 from anonbox.notifications import repository as events
 from anonbox.safety.blocks import sender_of
-from anonbox.safety.gate import Admission, Gate
+from anonbox.safety.gate import Gate
 from anonbox.safety.senders import IPAddress
 
 _NO_LINK = "No link with this id"
@@ -85,26 +85,6 @@ class Posting:
     trusted_proxies: tuple[IPNetwork, ...]
 
 
-def post_row(
-    message_id: str, link_id: str, text: str, now: int, admission: Admission, *, dropped: bool
-) -> repository.Post:
-    """What a post writes: the message with its sender's keyed hashes, or, dropped, a bare
-    id under its link. Both take the same path and the same commit, so a dropped one
-    takes what a stored one takes and its id answers like one."""
-    if dropped:
-        return repository.DroppedMessage(id=message_id, link_id=link_id, created_at=now)
-    sender = admission.sender
-    return repository.NewMessage(
-        id=message_id,
-        link_id=link_id,
-        content=text,
-        created_at=now,
-        sender_epoch=sender.epoch if sender else None,
-        sender_hash=sender.hash if sender else None,
-        sender_network_hash=sender.network if sender else None,
-    )
-
-
 async def create_message(
     posting: Posting,
     *,
@@ -150,7 +130,22 @@ async def create_message(
     message = MessageOut(id=new_ulid(now), message_content=text, created_at=isoformat_us(now))
     if before_write is not None:
         await before_write(message)
-    row = post_row(message.id, link_id, text, now, admission, dropped=admission.dropped)
+    sender = admission.sender
+    # A dropped message is written too, as a bare id under its link: the same path, the
+    # same commit, so it takes what a stored one takes and its id answers like one.
+    row: repository.Post = (
+        repository.DroppedMessage(id=message.id, link_id=link_id, created_at=now)
+        if admission.dropped
+        else repository.NewMessage(
+            id=message.id,
+            link_id=link_id,
+            content=text,
+            created_at=now,
+            sender_epoch=sender.epoch if sender else None,
+            sender_hash=sender.hash if sender else None,
+            sender_network_hash=sender.network if sender else None,
+        )
+    )
     if idempotency_key is None:
         stored = await posting.writer.submit(row)
     else:

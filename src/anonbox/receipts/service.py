@@ -220,8 +220,19 @@ async def follow_up(
     withheld = await repository.withheld(db, message_id=original_id, owner_id=owner_id)
     now = now_us()
     message = MessageOut(id=new_ulid(now), message_content=text, created_at=isoformat_us(now))
-    post = messages.post_row(
-        message.id, link_id, text, now, admission, dropped=admission.dropped or withheld
+    sender = admission.sender
+    post: messages_repository.Post = (
+        messages_repository.DroppedMessage(id=message.id, link_id=link_id, created_at=now)
+        if admission.dropped or withheld
+        else messages_repository.NewMessage(
+            id=message.id,
+            link_id=link_id,
+            content=text,
+            created_at=now,
+            sender_epoch=sender.epoch if sender else None,
+            sender_hash=sender.hash if sender else None,
+            sender_network_hash=sender.network if sender else None,
+        )
     )
     sealed = seal(token, _FOLLOW_UP, Sealed(text, message.created_at))
     async with db.transaction() as tx:
