@@ -13,10 +13,11 @@ from anonbox.notifications import repository as events
 
 
 async def posting_target(conn: Connection, link_id: str) -> Row | None:
-    """The link's owner, whether it accepts messages, and whether the owner's account is
-    being deleted (``disabled``)."""
+    """The link's owner, whether it accepts messages, what happens to a message with a
+    muted word (``muted``: 'filter' or 'drop'), and whether the owner's account is being
+    deleted (``disabled``)."""
     return await conn.fetchrow(
-        "SELECT l.user_id, l.paused, EXISTS (SELECT 1 FROM account_deletions d"
+        "SELECT l.user_id, l.paused, l.muted, EXISTS (SELECT 1 FROM account_deletions d"
         " WHERE d.user_id = l.user_id) AS disabled FROM links l WHERE l.id = $1",
         link_id,
     )
@@ -40,7 +41,20 @@ class DroppedMessage(NamedTuple):
     created_at: int
 
 
-Post = NewMessage | DroppedMessage
+class FilteredMessage(NamedTuple):
+    """A message with a muted word, kept in the link's filtered folder
+    (``filtered_messages``): stored as a message is, without an event."""
+
+    id: str
+    link_id: str
+    content: str
+    created_at: int
+    sender_epoch: int | None
+    sender_hash: str | None
+    sender_network_hash: str | None
+
+
+Post = NewMessage | DroppedMessage | FilteredMessage
 
 # Many messages in one statement (one transaction, one fsync): the rows travel as one
 # parameter, which each database unpacks its own way; the join drops rows whose link is gone.
@@ -85,6 +99,13 @@ async def insert_message(conn: Connection, dialect: str, message: Post) -> bool:
             " SELECT $1, id, $3 FROM links WHERE id = $2",
             *message,
         )
+    elif isinstance(message, FilteredMessage):
+        inserted = await conn.execute(
+            "INSERT INTO filtered_messages (id, link_id, content, created_at, sender_epoch,"
+            " sender_hash, sender_network_hash, filtered_at)"
+            " SELECT $1, id, $3, $4, $5, $6, $7, $4 FROM links WHERE id = $2",
+            *message,
+        )
     else:
         inserted = await conn.execute(
             "INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash,"
@@ -113,6 +134,29 @@ _INSERT_DROPPED_MANY = {
 }
 
 
+_INSERT_FILTERED_MANY = {
+    "sqlite": (
+        "INSERT INTO filtered_messages (id, link_id, content, created_at, sender_epoch,"
+        " sender_hash, sender_network_hash, filtered_at)"
+        " SELECT r.value ->> 0, l.id, r.value ->> 2, r.value ->> 3, r.value ->> 4,"
+        " r.value ->> 5, r.value ->> 6, r.value ->> 3"
+        " FROM json_each($1) r JOIN links l ON l.id = r.value ->> 1"
+        " RETURNING id"
+    ),
+    "postgresql": (
+        "INSERT INTO filtered_messages (id, link_id, content, created_at, sender_epoch,"
+        " sender_hash, sender_network_hash, filtered_at)"
+        " SELECT r.id, l.id, r.content, r.created_at, r.sender_epoch, r.sender_hash,"
+        " r.sender_network_hash, r.created_at"
+        " FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::int[], $6::text[],"
+        " $7::text[])"
+        " AS r(id, link_id, content, created_at, sender_epoch, sender_hash, sender_network_hash)"
+        " JOIN links l ON l.id = r.link_id"
+        " RETURNING id"
+    ),
+}
+
+
 async def _insert_many(
     conn: Connection, dialect: str, sql: dict[str, str], rows: Sequence[NamedTuple]
 ) -> set[str]:
@@ -124,15 +168,16 @@ async def _insert_many(
 
 
 async def insert_posts(db: Database, posts: Sequence[Post]) -> list[bool]:
-    """Insert stored and dropped messages alike, all in one transaction (one statement for
-    each kind present); for each, False when its link no longer exists."""
+    """Insert stored, filtered and dropped messages alike, all in one transaction (one
+    statement for each kind present); for each, False when its link no longer exists."""
     kept = [post for post in posts if isinstance(post, NewMessage)]
     dropped = [post for post in posts if isinstance(post, DroppedMessage)]
+    filtered = [post for post in posts if isinstance(post, FilteredMessage)]
     # On SQLite the stored messages' events are a second statement, so in the same
     # transaction; on PostgreSQL they are part of the one insert (see _INSERT_MANY).
-    if dropped and not kept:
+    if dropped and not kept and not filtered:
         inserted = await _insert_many(db, db.dialect, _INSERT_DROPPED_MANY, dropped)
-    elif kept and not dropped and db.dialect == "postgresql":
+    elif kept and not dropped and not filtered and db.dialect == "postgresql":
         inserted = await _insert_many(db, db.dialect, _INSERT_MANY, kept)
     else:
         async with db.transaction() as tx:
@@ -143,6 +188,8 @@ async def insert_posts(db: Database, posts: Sequence[Post]) -> list[bool]:
                 )
             if dropped:
                 inserted |= await _insert_many(tx, db.dialect, _INSERT_DROPPED_MANY, dropped)
+            if filtered:
+                inserted |= await _insert_many(tx, db.dialect, _INSERT_FILTERED_MANY, filtered)
     return [post.id in inserted for post in posts]
 
 

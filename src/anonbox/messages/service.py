@@ -29,7 +29,7 @@ from anonbox.messages.schemas import (
 )
 from anonbox.notifications import repository as events
 from anonbox.safety.blocks import sender_of
-from anonbox.safety.gate import Gate
+from anonbox.safety.gate import Admission, Gate
 from anonbox.safety.senders import IPAddress
 
 _NO_LINK = "No link with this id"
@@ -95,8 +95,9 @@ async def create_message(
     proof: str | None = None,
     before_write: Callable[[MessageOut], Awaitable[None]] | None = None,
 ) -> MessageOut:
-    """Store an anonymous message, or drop it silently when the gate says so (see
-    ``repository.DroppedMessage``).
+    """Store an anonymous message, keep it in the link's filtered folder, or drop it
+    silently, as the gate and the link's ``muted`` setting say (see
+    ``repository.FilteredMessage`` and ``repository.DroppedMessage``).
 
     With an ``idempotency_key``, a retried post lands once and gets the first answer.
     ``proof`` is the sender's proof of work, needed while the link is under a flood
@@ -130,21 +131,16 @@ async def create_message(
     message = MessageOut(id=new_ulid(now), message_content=text, created_at=isoformat_us(now))
     if before_write is not None:
         await before_write(message)
-    sender = admission.sender
     # A dropped message is written too, as a bare id under its link: the same path, the
-    # same commit, so it takes what a stored one takes and its id answers like one.
-    row: repository.Post = (
-        repository.DroppedMessage(id=message.id, link_id=link_id, created_at=now)
-        if admission.dropped
-        else repository.NewMessage(
-            id=message.id,
-            link_id=link_id,
-            content=text,
-            created_at=now,
-            sender_epoch=sender.epoch if sender else None,
-            sender_hash=sender.hash if sender else None,
-            sender_network_hash=sender.network if sender else None,
-        )
+    # same commit, so it takes what a stored one takes and its id answers like one. A
+    # filtered one is a stored row in the link's folder, without an event.
+    row = post_row(
+        admission,
+        muted_mode=str(target["muted"]),
+        message_id=message.id,
+        link_id=link_id,
+        text=text,
+        now=now,
     )
     if idempotency_key is None:
         stored = await posting.writer.submit(row)
@@ -168,6 +164,37 @@ async def create_message(
     if not stored:
         raise NotFound(_NO_LINK)  # the link was deleted a moment ago
     return message
+
+
+def post_row(
+    admission: Admission,
+    *,
+    muted_mode: str,
+    message_id: str,
+    link_id: str,
+    text: str,
+    now: int,
+    withheld: bool = False,
+    filter_as_well: bool = False,
+) -> repository.Post:
+    """What is written for an admitted post: dropped (a blocked sender, a muted word on a
+    link set to drop, or ``withheld``), filtered (a muted word, or ``filter_as_well``), or
+    stored."""
+    if withheld or admission.dropped(muted_mode):
+        return repository.DroppedMessage(id=message_id, link_id=link_id, created_at=now)
+    sender = admission.sender
+    fields = (
+        message_id,
+        link_id,
+        text,
+        now,
+        sender.epoch if sender else None,
+        sender.hash if sender else None,
+        sender.network if sender else None,
+    )
+    if admission.filtered(muted_mode) or filter_as_well:
+        return repository.FilteredMessage(*fields)
+    return repository.NewMessage(*fields)
 
 
 async def _first_answer(

@@ -5,7 +5,9 @@ A receipt must not tell a dropped message from a stored one (``safety.gate``): b
 one, written the same way before the post; both read "not answered yet" until the
 creator answers, which for a dropped message is never; a follow-up through either goes
 the same way, and through a dropped one (or one whose sender the creator blocked) it is
-dropped too. The token is the only credential: nothing about the sender is kept with it,
+dropped too; through one in the creator's filtered folder it is filtered too. A
+filtered message reads "not answered yet" as any unanswered one; restored and answered,
+it shows the answer. The token is the only credential: nothing about the sender is kept with it,
 and nothing about the creator is shown but their public replies.
 """
 
@@ -217,22 +219,22 @@ async def follow_up(
         db, owner_id=owner_id, link_id=link_id, address=address, text=text, proof=proof
     )
     # Asked every time, so that a follow-up takes the same steps whatever the answer.
-    withheld = await repository.withheld(db, message_id=original_id, owner_id=owner_id)
+    withheld, original_filtered = await repository.withheld(
+        db, message_id=original_id, owner_id=owner_id
+    )
     now = now_us()
     message = MessageOut(id=new_ulid(now), message_content=text, created_at=isoformat_us(now))
-    sender = admission.sender
-    post: messages_repository.Post = (
-        messages_repository.DroppedMessage(id=message.id, link_id=link_id, created_at=now)
-        if admission.dropped or withheld
-        else messages_repository.NewMessage(
-            id=message.id,
-            link_id=link_id,
-            content=text,
-            created_at=now,
-            sender_epoch=sender.epoch if sender else None,
-            sender_hash=sender.hash if sender else None,
-            sender_network_hash=sender.network if sender else None,
-        )
+    # A follow-up to a message in the filtered folder joins it there (the creator may
+    # restore both); to a dropped one, or one whose sender is blocked, it is dropped too.
+    post = messages.post_row(
+        admission,
+        muted_mode=str(link["muted"]),
+        message_id=message.id,
+        link_id=link_id,
+        text=text,
+        now=now,
+        withheld=withheld,
+        filter_as_well=original_filtered,
     )
     sealed = seal(token, _FOLLOW_UP, Sealed(text, message.created_at))
     async with db.transaction() as tx:

@@ -1,9 +1,12 @@
 """The door every anonymous message passes: rate limits, blocks and muted words.
 
-A message from a blocked sender, or with a muted word, is dropped silently: the
-sender gets the same 201 with the same shape, and the drop is written through the same
-group commit as a stored message (``messages.repository.DroppedMessage``), so it takes
-as long and its id answers later requests as a stored one does. Rate limits apply
+A message from a blocked sender is dropped silently: the sender gets the same 201 with
+the same shape, and the drop is written through the same group commit as a stored
+message (``messages.repository.DroppedMessage``), so it takes as long and its id answers
+later requests as a stored one does. A message with a muted word goes to the link's
+filtered folder (``messages.repository.FilteredMessage``, a stored row the creator may
+restore), or is dropped the same way when the link says ``muted: drop``; the gate only
+tells which (``Admission``), the link's setting decides. Rate limits apply
 before that decision, so dropped messages count too and cannot be used to probe; so does
 the flood guard (``safety.flood``): past the link's or the service's rate, a post needs a
 proof of work, whoever sent it.
@@ -39,7 +42,16 @@ def _scaled(limit: Limit, bits: int) -> Limit:
 @dataclass(frozen=True, slots=True)
 class Admission:
     sender: SenderId | None  # None only when the peer address is unknown (not on TCP)
-    dropped: bool
+    blocked: bool  # the sender or their network is blocked: dropped, whatever the link
+    muted: bool = False  # not blocked, and holds a muted word (the creator's or the site's)
+
+    def dropped(self, muted_mode: str) -> bool:
+        """Whether the post is dropped on a link whose ``muted`` setting is this."""
+        return self.blocked or (self.muted and muted_mode == "drop")
+
+    def filtered(self, muted_mode: str) -> bool:
+        """Whether the post goes to the link's filtered folder."""
+        return not self.blocked and self.muted and muted_mode != "drop"
 
 
 class Gate:
@@ -108,12 +120,13 @@ class Gate:
         proof: str | None = None,
     ) -> Admission:
         sender = await self.throttle(db, link_id=link_id, address=address, proof=proof)
-        dropped = (
+        blocked = (
             sender is not None
             and address is not None
             and await is_blocked(db, self.keys, owner_id=owner_id, address=address, current=sender)
-        ) or (await muted_of(db, owner_id)).found_in(text)
-        return Admission(sender=sender, dropped=dropped)
+        )
+        muted = not blocked and (await muted_of(db, owner_id)).found_in(text)
+        return Admission(sender=sender, blocked=blocked, muted=muted)
 
 
 # How handlers ask for the process's gate (the app provides it as ``gate``).
