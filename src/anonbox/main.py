@@ -41,6 +41,7 @@ from anonbox.core.settings import Settings
 from anonbox.links import service as links
 from anonbox.links.dependencies import owned_link, viewed_link
 from anonbox.links.router import ROUTES as LINK_ROUTES
+from anonbox.messages import filtered as filtered_messages
 from anonbox.messages.router import ROUTES as MESSAGE_ROUTES
 from anonbox.moderation.router import ROUTES as MODERATION_ROUTES
 from anonbox.notifications.email_router import ROUTES as EMAIL_NOTICE_ROUTES
@@ -111,6 +112,7 @@ def create_app(
             asyncio.create_task(Eraser(app.state.db, settings).run()),
             asyncio.create_task(receipts.purge_forever(app.state.db)),
             asyncio.create_task(links.resume_forever(app.state.db)),
+            asyncio.create_task(filtered_messages.purge_forever(app.state.db)),
         ]
         http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
         app.state.oidc = OIDCClient(settings, http) if settings.google_client_id else None

@@ -25,7 +25,7 @@ from anonbox.core.envelope import (
 from anonbox.core.paths import Cursor, Limit, LinkId, RowId
 from anonbox.core.settings import Settings
 from anonbox.links.dependencies import LinkAccess
-from anonbox.messages import search, service
+from anonbox.messages import filtered, search, service
 from anonbox.messages.inbox import InboxFilter
 from anonbox.messages.schemas import (
     Deleted,
@@ -248,7 +248,9 @@ async def delete_message(
     status_code=201,
     summary="Block whoever sent this message from all your links (creator)",
     description="You never learn who it is; later messages from that sender are dropped "
-    "silently. The block list shows this message, never the sender. With `network=true`, "
+    "silently, and their unanswered messages waiting in your inboxes (this one included) "
+    "move to the links' filtered folders. The block list shows this message, never the "
+    "sender. With `network=true`, "
     "the sender's whole network (the IPv4 /24 or IPv6 /48 around them) is blocked: for a "
     "sender who keeps changing addresses.",
     responses={**_CREATOR_ERRORS, **error_responses(409)},
@@ -263,8 +265,11 @@ async def block_sender(
     creator: Principal,
     network: bool = False,
 ) -> Envelope[Created, BlockOut]:
-    target = await sender_of(db, message_id=message_id, link_id=owned.link_id)
-    blocked = await block(db, owner_id=creator.user_id, target=target, network=network)
+    async with db.transaction() as tx:  # the block, and the sender's waiting messages moved
+        target = await sender_of(tx, message_id=message_id, link_id=owned.link_id)
+        blocked = await block(
+            tx, dialect=db.dialect, owner_id=creator.user_id, target=target, network=network
+        )
     return envelope(request, 201, "Network blocked" if network else "Sender blocked", blocked)
 
 
@@ -337,8 +342,58 @@ async def search_messages(
     return envelope(request, 200, "Messages found", page)
 
 
+@get(
+    "/message/{link_id:str}/filtered",
+    summary="List a link's filtered folder, newest first (creator)",
+    description="Messages caught by muted words (yours or the site's), and a blocked "
+    "sender's messages that were waiting when the block came. Items and paging are the "
+    f"inbox's. Kept {filtered.FOLDER_DAYS} days after they were filtered.",
+    responses=_CREATOR_ERRORS,
+    security=SECURITY,
+    tags=["messages"],
+)
+async def list_filtered(
+    request: AnyRequest, owned: LinkAccess, db: DB, cursor: Cursor = None, limit: Limit = 20
+) -> Envelope[OK, InboxPage]:
+    page = await filtered.folder(db, link_id=owned.link_id, cursor=cursor, limit=limit)
+    return envelope(request, 200, "Filtered messages", page)
+
+
+@post(
+    "/message/{link_id:str}/{message_id:str}/restore",
+    status_code=200,
+    summary="Move a message from the filtered folder back to the inbox (creator)",
+    description="It keeps its id and date; webhooks, push and e-mail hear of it now "
+    "(`message.created`), as of a new message.",
+    responses=_CREATOR_ERRORS,
+    security=SECURITY,
+    tags=["messages"],
+)
+async def restore_filtered(
+    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: DB
+) -> Envelope[OK, None]:
+    await filtered.restore(db, link_id=owned.link_id, message_id=message_id)
+    return envelope(request, 200, "Message restored to the inbox", None)
+
+
+@delete(
+    "/message/{link_id:str}/filtered",
+    status_code=200,
+    summary="Empty a link's filtered folder (creator)",
+    responses=_CREATOR_ERRORS,
+    security=SECURITY,
+    tags=["messages"],
+)
+async def empty_filtered(request: AnyRequest, owned: LinkAccess, db: DB) -> Envelope[OK, Deleted]:
+    count = await filtered.empty(db, link_id=owned.link_id)
+    return envelope(request, 200, f"Deleted {count} messages", Deleted(deleted=count))
+
+
 ROUTES = [
     create_message,
+    list_filtered,
+    restore_filtered,
+    empty_filtered,
     list_messages,
     search_messages,
     reply_to_message,

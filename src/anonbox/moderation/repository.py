@@ -37,10 +37,38 @@ async def insert_report(
     return inserted == 1
 
 
+async def insert_report_on_filtered(
+    conn: Connection,
+    *,
+    report_id: str,
+    link_id: str,
+    message_id: str,
+    reason: str,
+    created_at: int,
+) -> bool:
+    """Report a message waiting in its link's filtered folder: kept with its excerpt, not
+    tied to the message (``reports.message_id`` refers to inbox messages only). False when
+    it is not there."""
+    inserted = await conn.execute(
+        "INSERT INTO reports (id, message_id, message_excerpt, reason, status, created_at)"
+        " SELECT $1, NULL, substr(content, 1, $6), $4, 'open', $5"
+        " FROM filtered_messages WHERE id = $2 AND link_id = $3",
+        report_id,
+        message_id,
+        link_id,
+        reason,
+        created_at,
+        EXCERPT_CHARACTERS,
+    )
+    return inserted == 1
+
+
 async def reportable(conn: Connection, *, link_id: str, message_id: str) -> str | None:
-    """ "stored" or "dropped" for a message of this link anyone may report; else None."""
+    """ "stored", "filtered" or "dropped" for a message of this link anyone may report;
+    else None."""
     row = await conn.fetchrow(
         "SELECT 'stored' AS kind FROM messages WHERE id = $1 AND link_id = $2"
+        " UNION ALL SELECT 'filtered' FROM filtered_messages WHERE id = $1 AND link_id = $2"
         " UNION ALL SELECT 'dropped' FROM dropped_messages WHERE id = $1 AND link_id = $2",
         message_id,
         link_id,
@@ -120,11 +148,16 @@ async def resolve_all_about(
 
 
 async def delete_message(conn: Connection, message_id: str) -> str | None:
-    """Delete a message wherever it is; its replies go with it (ON DELETE CASCADE).
+    """Delete a message wherever it is, in an inbox or a filtered folder; its replies go
+    with it (ON DELETE CASCADE).
 
     Returns the link it was under; None when there was no such message.
     """
     row = await conn.fetchrow("DELETE FROM messages WHERE id = $1 RETURNING link_id", message_id)
+    if row is None:
+        row = await conn.fetchrow(
+            "DELETE FROM filtered_messages WHERE id = $1 RETURNING link_id", message_id
+        )
     return None if row is None else str(row["link_id"])
 
 

@@ -37,7 +37,7 @@ from anonbox.moderation.schemas import (
 from anonbox.notifications import repository as events
 from anonbox.safety.blocks import BlockOut, MessageSender, block, sender_of
 from anonbox.safety.gate import Gate
-from anonbox.safety.mutes import MAX_MUTED_WORDS, checked_word
+from anonbox.safety.mutes import MAX_MUTED_WORDS, MutedWords, checked_word, move_muted
 from anonbox.safety.senders import IPAddress
 
 # The site's list is held to the size of a creator's.
@@ -98,6 +98,17 @@ async def report_message(
     if kind == "dropped":
         counted = await repository.count_report_on_dropped(
             db, link_id=link_id, message_id=message_id
+        )
+    elif kind == "filtered":
+        # Kept, as a stored one's is, for the admins; the creator is not told (they were
+        # not told of the message either).
+        counted = await repository.insert_report_on_filtered(
+            db,
+            report_id=report_id,
+            link_id=link_id,
+            message_id=message_id,
+            reason=text,
+            created_at=now,
         )
     else:
         async with db.transaction() as tx:  # the report and its event, or neither
@@ -216,7 +227,12 @@ async def resolve(db: Database, *, report_id: str, action: Action, admin_id: str
         detail: str = action
         if action == "block_sender":
             # Before the message goes: its sender is known only through it.
-            blocked = await block(tx, owner_id=None, target=await _reported_sender(tx, message_id))
+            blocked = await block(
+                tx,
+                dialect=db.dialect,
+                owner_id=None,
+                target=await _reported_sender(tx, message_id),
+            )
             detail += f"; site-wide block {blocked.id}"
         if action != "dismiss" and message_id is not None:
             await _delete_message(
@@ -257,10 +273,13 @@ async def delete_message(db: Database, *, message_id: str, admin_id: str) -> Non
 
 
 async def block_sender(db: Database, *, message_id: str, admin_id: str) -> BlockOut:
-    """Block the sender of any message on every link; the message itself stays."""
+    """Block the sender of any message on every link; the message itself stays (when
+    unanswered, in its link's filtered folder, with the sender's other waiting ones)."""
     now = now_us()
     async with db.transaction() as tx:
-        blocked = await block(tx, owner_id=None, target=await _sender(tx, message_id))
+        blocked = await block(
+            tx, dialect=db.dialect, owner_id=None, target=await _sender(tx, message_id)
+        )
         await _audit(
             tx,
             admin_id=admin_id,
@@ -276,7 +295,10 @@ async def block_sender(db: Database, *, message_id: str, admin_id: str) -> Block
 
 
 async def add_muted_phrase(db: Database, *, phrase: str, admin_id: str) -> MutedPhraseOut:
-    """Mute a phrase on every link: checked, folded and limited as a creator's muted word."""
+    """Mute a phrase on every link: checked, folded and limited as a creator's muted word.
+    The newest ``mutes.MOVE_SCAN_LIMIT`` waiting messages of the whole site holding it move
+    to their links' filtered folders in the same transaction (older ones stay put: a
+    bound on the work of one admin action)."""
     shown, normalized = checked_word(phrase, field="phrase")
     now = now_us()
     phrase_id = new_ulid(now)
@@ -295,6 +317,7 @@ async def add_muted_phrase(db: Database, *, phrase: str, admin_id: str) -> Muted
                 f"The site has {MAX_MUTED_PHRASES} muted phrases, the most there can be; "
                 "remove some first"
             )
+        await move_muted(tx, db.dialect, owner_id=None, words=MutedWords.of([normalized]), now=now)
         await _audit(
             tx,
             admin_id=admin_id,

@@ -10,6 +10,12 @@ a sender who keeps trying stays blocked across key rotation.
 A block may also cover the sender's whole network (``network``: the IPv4 /24 or IPv6 /48
 around them, ``senders.network_of_block``), for a sender who rotates addresses; it is
 kept as that network's keyed hash, and is a block of its own beside the sender's.
+
+A block applies to the messages already waiting too: in the block's transaction, the
+sender's (or network's) unanswered messages of the same key period move to their links'
+filtered folders, on the creator's links or, for a site-wide block, on every link
+(found by index; a sender's messages of one period are few, their rate being limited).
+Answered messages stay; across periods a sender cannot be recognised, by design.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from anonbox.core.database import Connection, Database, Row
 from anonbox.core.envelope import Timestamp
 from anonbox.core.errors import Conflict, NotFound
 from anonbox.core.ids import new_ulid
+from anonbox.messages import filtered_repository
 from anonbox.safety.senders import IPAddress, SenderId, SenderKeys
 
 _EXCERPT_CHARACTERS = 120
@@ -76,14 +83,29 @@ async def sender_of(conn: Connection, *, message_id: str, link_id: str | None) -
 
 
 async def block(
-    db: Connection, *, owner_id: str | None, target: MessageSender, network: bool = False
+    db: Connection,
+    *,
+    dialect: str,
+    owner_id: str | None,
+    target: MessageSender,
+    network: bool = False,
 ) -> BlockOut:
     """Block the sender of this message (or with ``network``, their whole network) for
-    ``owner_id``'s links, or everywhere when ``owner_id`` is None. Blocking one message
+    ``owner_id``'s links, or everywhere when ``owner_id`` is None, and move their waiting
+    messages to the filtered folders (run it in a transaction). Blocking one message
     twice the same way answers with the same block."""
     sender_hash = target.sender.network if network else target.sender.hash
     if sender_hash is None:
         raise Conflict("This message is too old: its sender's network can no longer be recognised")
+    await filtered_repository.move_from_sender(
+        db,
+        dialect,
+        owner_id=owner_id,
+        sender_epoch=target.sender.epoch,
+        sender_hash=sender_hash,
+        network=network,
+        now=now_us(),
+    )
     scope = "user_id IS NULL" if owner_id is None else "user_id = $3"
     existing = await db.fetchrow(
         f"{_BLOCK_COLUMNS} WHERE {scope} AND message_id = $1 AND network = $2",

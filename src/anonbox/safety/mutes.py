@@ -15,6 +15,11 @@ The site's muted phrases (``muted_phrases``, kept by admins through ``moderation
 muted words of every link: they join each creator's own set and act exactly like them.
 The same query that checks a creator's list checks the site's, so they cost no query of
 their own on a post, and no instance matches a stale site list either.
+
+A word muted later applies to the messages already waiting too: in the same transaction
+as the word, the newest ``MOVE_SCAN_LIMIT`` unanswered messages (of the creator's links,
+or of every link for a site phrase) are looked at, and those holding it move to their
+link's filtered folder (``move_muted``); answered ones stay where they are.
 """
 
 from __future__ import annotations
@@ -28,17 +33,22 @@ from dataclasses import dataclass
 import msgspec
 
 from anonbox.core.clock import isoformat_us, now_us
-from anonbox.core.database import Database
+from anonbox.core.database import Connection, Database
 from anonbox.core.envelope import Timestamp
 from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from anonbox.core.ids import new_ulid
 from anonbox.core.text import contains_control_characters
+from anonbox.messages import filtered_repository
 
 MAX_WORD_CHARACTERS = 100
 # What a word becomes once folded: NFKC may lengthen it (the column holds 400).
 MAX_FOLDED_CHARACTERS = 400
 MAX_MUTED_WORDS = 1000
 _CACHED_CREATORS = 10_000
+# How many waiting (unanswered) messages, newest first, a newly muted word is looked for
+# in: a bound on the work done in the transaction that mutes it.
+MOVE_SCAN_LIMIT = 10_000
+_MOVE_BATCH = 1_000
 _NOT_WORD_CHARACTER = re.compile(r"\W")
 
 
@@ -183,24 +193,51 @@ def checked_word(text: str, *, field: str) -> tuple[str, str]:
     return shown, normalized
 
 
+async def move_muted(
+    conn: Connection, dialect: str, *, owner_id: str | None, words: MutedWords, now: int
+) -> int:
+    """Move the waiting messages holding one of ``words`` to their folders: of
+    ``owner_id``'s links, or of every link; the newest ``MOVE_SCAN_LIMIT`` are looked at.
+    How many moved."""
+    moved, before, seen = 0, None, 0
+    while seen < MOVE_SCAN_LIMIT:
+        rows = await filtered_repository.unanswered_batch(
+            conn, owner_id=owner_id, before=before, limit=min(_MOVE_BATCH, MOVE_SCAN_LIMIT - seen)
+        )
+        if not rows:
+            break
+        seen += len(rows)
+        before = str(rows[-1]["id"])
+        caught = [str(row["id"]) for row in rows if words.found_in(row["content"])]
+        moved += await filtered_repository.move_ids(conn, dialect, ids=caught, now=now)
+    return moved
+
+
 async def mute(db: Database, *, owner_id: str, word: str) -> MutedWordOut:
+    """Mute the word, and move the creator's waiting messages that hold it to their
+    links' filtered folders, in one transaction."""
     shown, normalized = checked_word(word, field="word")
     now = now_us()
     word_id = new_ulid(now)
-    inserted = await db.execute(
-        "INSERT INTO muted_words (id, user_id, word, normalized, created_at)"
-        " SELECT $1, $2, $3, $4, $5"
-        # $7 is $2 again: PostgreSQL infers one type per parameter, and these two differ.
-        " WHERE (SELECT count(*) FROM muted_words WHERE user_id = $7) < $6"
-        " ON CONFLICT (user_id, normalized) DO NOTHING",
-        word_id,
-        owner_id,
-        shown,
-        normalized,
-        now,
-        MAX_MUTED_WORDS,
-        owner_id,
-    )
+    async with db.transaction() as tx:
+        inserted = await tx.execute(
+            "INSERT INTO muted_words (id, user_id, word, normalized, created_at)"
+            " SELECT $1, $2, $3, $4, $5"
+            # $7 is $2 again: PostgreSQL infers one type per parameter, and these two differ.
+            " WHERE (SELECT count(*) FROM muted_words WHERE user_id = $7) < $6"
+            " ON CONFLICT (user_id, normalized) DO NOTHING",
+            word_id,
+            owner_id,
+            shown,
+            normalized,
+            now,
+            MAX_MUTED_WORDS,
+            owner_id,
+        )
+        if inserted:
+            await move_muted(
+                tx, db.dialect, owner_id=owner_id, words=MutedWords.of([normalized]), now=now
+            )
     if not inserted:
         if await db.fetchrow(
             "SELECT 1 FROM muted_words WHERE user_id = $1 AND normalized = $2", owner_id, normalized

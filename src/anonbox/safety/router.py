@@ -64,8 +64,11 @@ async def unblock(
 @post(
     "/muted-words",
     status_code=201,
-    summary="Mute a word: messages containing it are dropped on arrival",
-    description="Whole words, compared after NFKC, case folding and accent removal.",
+    summary="Mute a word: messages containing it go to the filtered folder (or are dropped)",
+    description="Whole words, compared after NFKC, case folding and accent removal. A new "
+    "message holding it goes to its link's filtered folder, or is dropped on a link set to "
+    "`muted: drop`. Unanswered messages already waiting that hold it (the newest "
+    f"{mutes.MOVE_SCAN_LIMIT:,} looked at) move to the filtered folder too.",
     responses=error_responses(400, 401, 409, 413, 415, 503),
     security=SECURITY,
     tags=_TAGS,

@@ -23,7 +23,7 @@ from anonbox.core.errors import FieldProblem, NotFound, ValidationFailed
 from anonbox.core.paths import Cursor, RowId
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
-from anonbox.messages import inbox
+from anonbox.messages import filtered, inbox
 from anonbox.messages import service as messages
 from anonbox.safety import blocks
 from anonbox.safety.gate import Gate, GateDep
@@ -103,6 +103,7 @@ async def _inbox_page(
             "live": live,
             # Posts refused for want of a proof of work: the link is under a flood.
             "flood_refused": await gate.flood.refused_last_hour(link_id),
+            "filtered_count": await filtered.count(db, link_id=link_id),
         },
     )
 
@@ -211,8 +212,15 @@ async def _block(
     *,
     network: bool,
 ) -> Redirect:
-    target = await blocks.sender_of(db, message_id=message_id, link_id=link_id)
-    await blocks.block(db, owner_id=browser.principal.user_id, target=target, network=network)
+    async with db.transaction() as tx:  # the block, and the sender's waiting messages moved
+        target = await blocks.sender_of(tx, message_id=message_id, link_id=link_id)
+        await blocks.block(
+            tx,
+            dialect=db.dialect,
+            owner_id=browser.principal.user_id,
+            target=target,
+            network=network,
+        )
     return _back(browser, settings, form, link_id)
 
 
@@ -246,6 +254,18 @@ async def block_network(
 _PAUSE_HOURS = {"24": 24, "168": 7 * 24}
 
 
+def _muted_choice(form: FormMultiDict) -> str | None:
+    """The form's choice for messages with a muted word; absent keeps the setting."""
+    muted = form.get("muted")
+    if muted is None:
+        return None
+    if muted not in {"filter", "drop"}:
+        raise ValidationFailed(
+            "muted is not one of the choices", [FieldProblem("muted", "invalid")]
+        )
+    return str(muted)
+
+
 @post("/dashboard/links/{link_id:str}/settings", status_code=303)
 async def link_settings(
     browser: SignedInBrowser, link: OwnedLink, form: SignedInForm, db: DB, settings: AppSettings
@@ -266,6 +286,7 @@ async def link_settings(
         pause_for_hours=_PAUSE_HOURS.get(pause),
         hide_dates=form.get("hide_dates") == "on" if full else None,
         follow_ups=form.get("follow_ups") == "on" if full else None,
+        muted=_muted_choice(form) if full else None,
     )
     return _back(browser, settings, form, link.link_id)
 

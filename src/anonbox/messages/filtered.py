@@ -1,0 +1,76 @@
+"""The filtered folder: messages caught by muted words (the creator's or the site's), and
+a blocked sender's messages that were waiting when the block came.
+
+Only the creator sees it (link ownership is settled before these run, by
+``links.dependencies.owned_link``). From it a message may be restored to the inbox, under
+its own id, with a ``message.created`` event (the creator chose to receive it: webhooks,
+push and e-mail hear of it then, and never while it was filtered); or the folder may be
+emptied. A message stays at most ``FOLDER_DAYS`` days after it was filtered: every
+instance purges older ones hourly (the delete is idempotent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from anonbox.core.clock import isoformat_us, now_us
+from anonbox.core.database import Database
+from anonbox.core.errors import NotFound
+from anonbox.messages import filtered_repository as repository
+from anonbox.messages.schemas import InboxItem, InboxPage
+
+FOLDER_DAYS = 30
+PURGE_EVERY_SECONDS = 3600
+_US_PER_DAY = 86_400 * 1_000_000
+_log = logging.getLogger("anonbox.messages")
+
+
+async def folder(db: Database, *, link_id: str, cursor: str | None, limit: int) -> InboxPage:
+    """The link's filtered messages, newest first, in the inbox's item shape and paging."""
+    rows = await repository.page(db, link_id=link_id, before=cursor, limit=limit + 1)
+    items = [
+        InboxItem(
+            id=row["id"],
+            message_content=row["content"],
+            like_by_creator=False,
+            created_at=isoformat_us(row["created_at"]),
+            reply_count=0,
+            follow_up_of=row["follow_up_of"],
+        )
+        for row in rows[:limit]
+    ]
+    next_cursor = str(rows[limit - 1]["id"]) if len(rows) > limit else None
+    return InboxPage(items=items, next_cursor=next_cursor)
+
+
+async def count(db: Database, *, link_id: str) -> int:
+    return await repository.count(db, link_id=link_id)
+
+
+async def restore(db: Database, *, link_id: str, message_id: str) -> None:
+    """Back to the inbox, as it came; 404 when it is not in this link's folder."""
+    async with db.transaction() as tx:
+        if not await repository.restore(tx, db.dialect, link_id=link_id, message_id=message_id):
+            raise NotFound("No message with this id in this link's filtered folder")
+
+
+async def empty(db: Database, *, link_id: str) -> int:
+    """Delete every message of the link's folder; how many."""
+    return await repository.empty(db, link_id=link_id)
+
+
+async def purge_expired(db: Database, *, now: int | None = None) -> int:
+    moment = now_us() if now is None else now
+    return await repository.purge(db, filtered_before=moment - FOLDER_DAYS * _US_PER_DAY)
+
+
+async def purge_forever(db: Database) -> None:
+    """Delete messages filtered more than ``FOLDER_DAYS`` days ago, now and every hour (on
+    every instance: the delete is the same whoever runs it)."""
+    while True:
+        try:
+            await purge_expired(db)
+        except Exception:  # the database away for a while: the next round will do
+            _log.warning("purging old filtered messages failed", exc_info=True)
+        await asyncio.sleep(PURGE_EVERY_SECONDS)
