@@ -9,7 +9,7 @@ from anonbox.core.ids import new_link_id
 
 DEFAULT_PROMPT = "Send me anonymous messages!"
 
-_COLUMNS = "id, prompt, paused, created_at, follow_ups, paused_until, hide_dates"
+_COLUMNS = "id, prompt, paused, created_at, follow_ups, paused_until, hide_dates, muted"
 _LINK = f"SELECT {_COLUMNS} FROM links"  # noqa: S608 - constant columns
 
 
@@ -94,6 +94,7 @@ async def update_link(
     follow_ups: bool | None = None,
     paused_until: int | None = None,
     hide_dates: bool | None = None,
+    muted: str | None = None,
 ) -> Row | None:
     """Set the given settings (None keeps the current value) in one statement. Setting
     ``paused`` ends a timed pause; ``paused_until`` pauses until then."""
@@ -103,7 +104,8 @@ async def update_link(
         " ELSE COALESCE($4, paused) END,"
         " paused_until = CASE WHEN CAST($6 AS BIGINT) IS NOT NULL THEN CAST($6 AS BIGINT)"
         " WHEN CAST($4 AS BOOLEAN) IS NOT NULL THEN NULL ELSE paused_until END,"
-        " follow_ups = COALESCE($5, follow_ups), hide_dates = COALESCE($7, hide_dates)"
+        " follow_ups = COALESCE($5, follow_ups), hide_dates = COALESCE($7, hide_dates),"
+        " muted = COALESCE($8, muted)"
         f" WHERE id = $1 AND user_id = $2 RETURNING {_COLUMNS}",
         link_id,
         user_id,
@@ -112,6 +114,7 @@ async def update_link(
         follow_ups,
         paused_until,
         hide_dates,
+        muted,
     )
 
 

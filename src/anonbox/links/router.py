@@ -83,10 +83,12 @@ async def get_public_link(request: AnyRequest, link_id: LinkId, db: DB) -> Envel
     "/links/{link_id:str}",
     summary="Change a link's prompt or pause it (creator)",
     description="Send at least one of prompt, paused, pause_for_hours, follow_ups, "
-    "hide_dates; fields left out keep their value. A paused link refuses new messages until "
+    "hide_dates, muted; fields left out keep their value. A paused link refuses new messages until "
     "it is resumed (paused: false), or for pause_for_hours. With follow_ups false, senders' "
     "receipts of this link offer no follow-up. With hide_dates, the public page leaves out "
-    "when messages came.",
+    "when messages came. muted says what happens to a new message with a muted word: "
+    "'filter' (the default) keeps it in the link's filtered folder, 'drop' drops it "
+    "silently.",
     responses=error_responses(*_CREATOR_ERRORS, *BODY_ERRORS),
     security=SECURITY,
     tags=_TAGS,
@@ -103,6 +105,7 @@ async def update_link(
         follow_ups=data.follow_ups if isinstance(data.follow_ups, bool) else None,
         pause_for_hours=data.pause_for_hours if isinstance(data.pause_for_hours, int) else None,
         hide_dates=data.hide_dates if isinstance(data.hide_dates, bool) else None,
+        muted=data.muted if isinstance(data.muted, str) else None,
     )
     return envelope(request, 200, "Link updated", updated)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 from litestar.params import KwargDefinition
@@ -12,6 +12,9 @@ from anonbox.links.repository import DEFAULT_PROMPT
 
 MAX_PROMPT_CHARACTERS = 300
 MAX_PAUSE_HOURS = 365 * 24
+
+# What happens to a new message with a muted word: kept in the filtered folder, or dropped.
+MutedMode = Literal["filter", "drop"]
 
 # Bounds are documented here but checked after NFC and trimming, in the service.
 _PROMPT_DOC = KwargDefinition(
@@ -54,6 +57,13 @@ class LinkPatch(msgspec.Struct):
         bool | msgspec.UnsetType,
         KwargDefinition(description="Whether the public page leaves out when messages came"),
     ] = msgspec.UNSET
+    muted: Annotated[
+        MutedMode | msgspec.UnsetType,
+        KwargDefinition(
+            description="A new message with a muted word: 'filter' keeps it in the link's "
+            "filtered folder ('filter' for a new link), 'drop' drops it silently"
+        ),
+    ] = msgspec.UNSET
 
 
 class LinkOut(msgspec.Struct):
@@ -64,6 +74,7 @@ class LinkOut(msgspec.Struct):
     follow_ups: bool = True
     paused_until: Timestamp | None = None  # a timed pause's end; null when open-ended
     hide_dates: bool = False
+    muted: MutedMode = "filter"  # a message with a muted word: the filtered folder, or dropped
 
 
 class LinkList(msgspec.Struct):

@@ -52,6 +52,7 @@ def _link_out(row: Row) -> LinkOut:
         follow_ups=bool(row["follow_ups"]),
         paused_until=None if until is None else isoformat_us(until),
         hide_dates=bool(row["hide_dates"]),
+        muted="drop" if row["muted"] == "drop" else "filter",
     )
 
 
@@ -106,14 +107,19 @@ async def update_link(
     follow_ups: bool | None = None,
     pause_for_hours: int | None = None,
     hide_dates: bool | None = None,
+    muted: str | None = None,
 ) -> LinkOut:
     """Change the given settings; None leaves one as it is, and at least one must be given."""
-    given = (prompt, paused, follow_ups, pause_for_hours, hide_dates)
+    given = (prompt, paused, follow_ups, pause_for_hours, hide_dates, muted)
     if all(setting is None for setting in given):
         raise ValidationFailed(
             "Send at least one setting to change: prompt, paused, pause_for_hours, "
-            "follow_ups, hide_dates",
+            "follow_ups, hide_dates, muted",
             [FieldProblem("body", "missing")],
+        )
+    if muted is not None and muted not in ("filter", "drop"):
+        raise ValidationFailed(
+            "muted must be 'filter' or 'drop'", [FieldProblem("muted", "invalid")]
         )
     if pause_for_hours is not None and not 1 <= pause_for_hours <= MAX_PAUSE_HOURS:
         raise ValidationFailed(
@@ -136,6 +142,7 @@ async def update_link(
         follow_ups=follow_ups,
         paused_until=until,
         hide_dates=hide_dates,
+        muted=muted,
     )
     if row is None:
         raise NotFound(_NO_LINK)
