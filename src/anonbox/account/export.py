@@ -25,6 +25,7 @@ from anonbox.account.schemas import (
     ExportApiKey,
     ExportBlock,
     ExportEmailNotices,
+    ExportFilteredMessage,
     ExportMessage,
     ExportMutedWord,
     ExportProfile,
@@ -129,6 +130,9 @@ async def _document(db: Database, profile: ExportProfile) -> AsyncIterator[bytes
     yield b',"messages":'
     async for piece in _items(_messages(db, [str(link["id"]) for link in links])):
         yield piece
+    yield b',"filtered_messages":'
+    async for piece in _items(_filtered(db, [str(link["id"]) for link in links])):
+        yield piece
     yield b',"blocks":'
     async for piece in _items(_blocks(db, user_id)):
         yield piece
@@ -191,6 +195,24 @@ async def _messages(db: Database, link_ids: list[str]) -> AsyncIterator[ExportMe
             if len(page) < PAGE_ROWS:
                 break
             after = last
+
+
+async def _filtered(db: Database, link_ids: list[str]) -> AsyncIterator[ExportFilteredMessage]:
+    """Each link's filtered folder, oldest first (marked ``filtered``)."""
+    for link_id in link_ids:
+        after = _FIRST
+        while page := await repository.filtered_page(
+            db, link_id=link_id, after=after, limit=PAGE_ROWS
+        ):
+            for row in page:
+                yield ExportFilteredMessage(
+                    id=row["id"],
+                    link_id=link_id,
+                    message_content=row["content"],
+                    created_at=isoformat_us(row["created_at"]),
+                    filtered_at=isoformat_us(row["filtered_at"]),
+                )
+            after = str(page[-1]["id"])
 
 
 async def _blocks(db: Database, user_id: str) -> AsyncIterator[ExportBlock]:

@@ -56,6 +56,17 @@ async def messages_page(conn: Connection, *, link_id: str, after: str, limit: in
     )
 
 
+async def filtered_page(conn: Connection, *, link_id: str, after: str, limit: int) -> Sequence[Row]:
+    """The link's filtered folder after ``after``, oldest first."""
+    return await conn.fetch(
+        "SELECT id, content, created_at, filtered_at FROM filtered_messages"
+        " WHERE link_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+        link_id,
+        after,
+        limit,
+    )
+
+
 async def replies_between(
     conn: Connection, *, link_id: str, after: str, through: str
 ) -> Sequence[Row]:

@@ -52,6 +52,18 @@ class ExportMessage(msgspec.Struct):
     replies: list[ExportReply]
 
 
+class ExportFilteredMessage(msgspec.Struct):
+    """A message waiting in a link's filtered folder (caught by a muted word, or from a
+    sender blocked while it waited)."""
+
+    id: str
+    link_id: str
+    message_content: str
+    created_at: Timestamp
+    filtered_at: Timestamp
+    filtered: bool = True
+
+
 class ExportBlock(msgspec.Struct):
     id: str
     message_excerpt: str
