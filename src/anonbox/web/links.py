@@ -61,7 +61,7 @@ async def create_link(
     return redirect_to(browser, settings, f"{LINKS_PAGE}/{made.id}")
 
 
-async def _confirm(
+async def confirm_page(
     request: AnyRequest,
     browser: Browser,
     db: Database,
@@ -97,7 +97,7 @@ async def confirm_delete_link(
     request: AnyRequest, browser: SignedInBrowser, link: OwnedLink, db: DB, settings: AppSettings
 ) -> Template:
     found = await links.link(db, link_id=link.link_id, user_id=browser.principal.user_id)
-    return await _confirm(
+    return await confirm_page(
         request,
         browser,
         db,
@@ -126,7 +126,7 @@ _UNANSWERED = LINKS_PAGE + "/{link_id:str}/unanswered/delete"
 async def confirm_delete_unanswered(
     request: AnyRequest, browser: SignedInBrowser, link: OwnedLink, db: DB, settings: AppSettings
 ) -> Template:
-    return await _confirm(
+    return await confirm_page(
         request,
         browser,
         db,
@@ -159,7 +159,7 @@ async def confirm_delete_from_sender(
     db: DB,
     settings: AppSettings,
 ) -> Template:
-    return await _confirm(
+    return await confirm_page(
         request,
         browser,
         db,

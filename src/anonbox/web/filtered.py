@@ -1,0 +1,102 @@
+"""Page routes: a link's filtered folder (messages caught by muted words, and a blocked
+sender's messages that were waiting), with Restore on each, and "Empty the folder…"
+behind a confirmation page (the house pattern of ``web.links``).
+
+The actions call the API's service (``messages.filtered``), so each rule lives in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, get, post
+from litestar.response import Redirect, Template
+from litestar.types import ControllerRouterHandler
+
+from anonbox.auth import service as accounts
+from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.paths import Cursor, RowId
+from anonbox.links import service as links
+from anonbox.messages import filtered
+from anonbox.web.dependencies import OwnedLink, SignedInBrowser, SignedInForm, signed_in_pages
+from anonbox.web.forms import back_path, dashboard_page, redirect_to
+from anonbox.web.links import LINKS_PAGE, confirm_page
+
+PAGE_SIZE = 20
+
+AnyRequest = Request[Any, Any, Any]
+_FOLDER = LINKS_PAGE + "/{link_id:str}/filtered"
+
+
+@get(_FOLDER)
+async def folder_page(
+    request: AnyRequest,
+    browser: SignedInBrowser,
+    link: OwnedLink,
+    db: DB,
+    settings: AppSettings,
+    cursor: Cursor = None,
+) -> Template:
+    user_id = browser.principal.user_id
+    base = f"{LINKS_PAGE}/{link.link_id}"
+    here = f"{base}/filtered" + (f"?cursor={cursor}" if cursor else "")
+    page = await filtered.folder(db, link_id=link.link_id, cursor=cursor, limit=PAGE_SIZE)
+    return dashboard_page(
+        request,
+        browser,
+        settings,
+        "dashboard_filtered.html",
+        {
+            "profile": await accounts.profile(db, user_id=user_id),
+            "link": await links.link(db, link_id=link.link_id, user_id=user_id),
+            "base": base,
+            "here": here,
+            "page": page,
+            "count": await filtered.count(db, link_id=link.link_id),
+            "days": filtered.FOLDER_DAYS,
+        },
+    )
+
+
+@post(_FOLDER + "/{message_id:str}/restore", status_code=303)
+async def restore(
+    browser: SignedInBrowser,
+    link: OwnedLink,
+    message_id: RowId,
+    form: SignedInForm,
+    db: DB,
+    settings: AppSettings,
+) -> Redirect:
+    await filtered.restore(db, link_id=link.link_id, message_id=message_id)
+    folder = f"{LINKS_PAGE}/{link.link_id}/filtered"
+    return redirect_to(browser, settings, back_path(form, folder))
+
+
+@get(_FOLDER + "/empty")
+async def confirm_empty(
+    request: AnyRequest, browser: SignedInBrowser, link: OwnedLink, db: DB, settings: AppSettings
+) -> Template:
+    return await confirm_page(
+        request,
+        browser,
+        db,
+        settings,
+        title="Empty the filtered folder?",
+        text="Every message in this link's filtered folder is deleted for good.",
+        action=f"{LINKS_PAGE}/{link.link_id}/filtered/empty",
+        button="Empty the folder",
+        cancel=f"{LINKS_PAGE}/{link.link_id}/filtered",
+    )
+
+
+@post(_FOLDER + "/empty", status_code=303)
+async def empty(
+    browser: SignedInBrowser, link: OwnedLink, form: SignedInForm, db: DB, settings: AppSettings
+) -> Redirect:
+    await filtered.empty(db, link_id=link.link_id)
+    return redirect_to(browser, settings, f"{LINKS_PAGE}/{link.link_id}/filtered")
+
+
+ROUTES: list[ControllerRouterHandler] = [
+    signed_in_pages(folder_page, restore, confirm_empty, empty)
+]
