@@ -222,6 +222,16 @@ def fresh_link_with_unanswered(w: World, a: Actor) -> Target:
     return target
 
 
+def fresh_filtered(w: World, a: Actor) -> Target:
+    """A message in the link's filtered folder: it holds a word the holder just muted."""
+    word = f"muted{uuid.uuid4().hex[:12]}"
+    word_id = w.ok("POST", "/muted-words", a.key, json={"word": word})["id"]
+    a.identity |= {word, word_id}
+    text = unique(f"private to {a.name} {word}")
+    message = w.send(a.link_id, text)
+    return Target({"link": a.link_id, "message": message}, {text, message})
+
+
 def fresh_block(w: World, a: Actor) -> Target:
     target = fresh_message(w, a)
     path = f"/message/{a.link_id}/{target.ids['message']}/block"
@@ -401,6 +411,17 @@ ENDPOINTS: list[Endpoint] = [
     ),
     Endpoint(
         "report", "POST", MM + "/report", "public", 201, seeded_answered, lambda: {"reason": "x"}
+    ),
+    Endpoint("filtered", "GET", M + "/filtered", "owned_link", 200, fresh_filtered),
+    Endpoint("restore", "POST", MM + "/restore", "owned_link", 200, fresh_filtered, mutates=True),
+    Endpoint(
+        "empty-filtered",
+        "DELETE",
+        M + "/filtered",
+        "owned_link",
+        200,
+        fresh_filtered,
+        mutates=True,
     ),
     # links
     Endpoint("create-link", "POST", "/links", "creator", 201, body=prompt_body, mutates=True),
@@ -792,6 +813,7 @@ def observe(w: World, target: Target | None, holder: Actor) -> dict[str, Any]:
         seen["link"] = view(w, f"/links/{ids['link']}", key)
         inbox = view(w, f"/message/{ids['link']}", key, limit=100)
         seen["inbox"] = picked(inbox, "id", ids["message"]) if "message" in ids else inbox
+        seen["filtered"] = view(w, f"/message/{ids['link']}/filtered", key, limit=100)
     if "message" in ids and "link" in ids:
         seen["replies"] = view(w, f"/message/{ids['link']}/{ids['message']}", key, limit=100)
         seen["blocks"] = view(w, "/blocks", key)  # a refused block must not block
