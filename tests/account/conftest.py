@@ -161,6 +161,7 @@ class Furnished:
     email: str
     link_ids: list[str]
     messages: dict[str, str] = field(default_factory=dict)  # id -> text
+    filtered: dict[str, str] = field(default_factory=dict)  # in a filtered folder: id -> text
     replies: dict[str, str] = field(default_factory=dict)  # id -> text
     liked: set[str] = field(default_factory=set)
     blocked_excerpt: str = ""
@@ -185,6 +186,8 @@ class Furnished:
             *self.link_ids,
             *self.messages,
             *(text.split()[0] for text in self.messages.values()),
+            *self.filtered,
+            *(text.split()[0] for text in self.filtered.values()),
             *self.replies,
             *(text.split()[0] for text in self.replies.values()),
             self.muted_word,
@@ -196,8 +199,9 @@ class Furnished:
 
 
 def furnish(server: Server, api: httpx.Client) -> Furnished:
-    """A creator with two links, messages (one answered twice, one liked, one blocked, one
-    reported), a muted word and a message it dropped, an extra API key, a webhook, a push
+    """A creator with two links, messages (one answered twice, one liked, one blocked and so
+    in the filtered folder, one reported), a muted word and a message it dropped (the
+    second link is set to drop), an extra API key, a webhook, a push
     device and an e-mail notice choice."""
     creator = make_creator_in(server.database_url)
     [row] = query(server.database_url, "SELECT email FROM users WHERE id = $1", creator.user_id)
@@ -223,11 +227,14 @@ def furnish(server: Server, api: httpx.Client) -> Furnished:
     account.liked.add(liked)
     account.ok(api, "POST", f"{base}/{blocked}/block")
     account.blocked_excerpt = account.messages[blocked]
+    # Unanswered, it moved to the filtered folder with the block.
+    account.filtered[blocked] = account.messages.pop(blocked)
     account.report_reason = unique("report reason")
     reported_answer = api.post(f"{base}/{reported}/report", json={"reason": account.report_reason})
     assert reported_answer.status_code == 201, reported_answer.text
     account.muted_word = f"zqmuted{uuid.uuid4().hex[:10]}"
     account.ok(api, "POST", "/muted-words", json={"word": account.muted_word})
+    account.ok(api, "PATCH", f"/links/{second}", json={"muted": "drop"})  # dropped, not filtered
     dropped = send(api, second, f"this has {account.muted_word} in it")
     assert dropped.status_code == 201, dropped.text
     key = account.ok(api, "POST", "/auth/api-keys", headers=account.session, json={"name": "bot"})

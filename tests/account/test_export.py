@@ -52,6 +52,9 @@ def test_the_export_holds_everything_the_account_made(server: Server, api: httpx
     replies = {r["id"]: r["message_content"] for m in data["messages"] for r in m["replies"]}
     assert replies == account.replies
     assert {i for i, m in messages.items() if m["like_by_creator"]} == account.liked
+    filtered = {m["id"]: m["message_content"] for m in data["filtered_messages"]}
+    assert filtered == account.filtered
+    assert all(m["filtered"] is True for m in data["filtered_messages"])
 
     assert [b["message_excerpt"] for b in data["blocks"]] == [account.blocked_excerpt[:120]]
     assert set(data["blocks"][0]) == {"id", "message_excerpt", "network", "created_at"}
@@ -79,6 +82,16 @@ def test_nothing_about_a_sender_or_a_secret_is_exported(server: Server, api: htt
         *link_ids,
     )
     secrets = {value for row in hashes for value in row.values() if value}
+    secrets |= {
+        value
+        for row in query(
+            server.database_url,
+            f"SELECT sender_hash, sender_network_hash FROM filtered_messages WHERE link_id IN ({placeholders})",  # noqa: S608, E501 - placeholders only
+            *link_ids,
+        )
+        for value in row.values()
+        if value
+    }
     secrets |= {
         row["key_hash"]
         for row in query(

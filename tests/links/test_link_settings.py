@@ -78,6 +78,9 @@ def test_resuming_or_an_open_pause_ends_a_timed_one(api: httpx.Client, creator: 
         {"pause_for_hours": 1.5},
         {"pause_for_hours": 24, "paused": True},
         {"hide_dates": "yes"},
+        {"muted": "hide"},
+        {"muted": None},
+        {"muted": True},
     ],
 )
 def test_bad_settings_are_refused_and_change_nothing(

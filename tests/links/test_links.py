@@ -18,7 +18,16 @@ from tests.conftest import Creator
 from tests.server import Server
 
 ENVELOPE_KEYS = {"status_code", "message", "data", "metadata"}
-LINK_KEYS = {"id", "prompt", "paused", "created_at", "follow_ups", "paused_until", "hide_dates"}
+LINK_KEYS = {
+    "id",
+    "prompt",
+    "paused",
+    "created_at",
+    "follow_ups",
+    "paused_until",
+    "hide_dates",
+    "muted",
+}
 PUBLIC_KEYS = {"id", "prompt", "paused", "creator_name", "creator_picture_url", "hide_dates"}
 UNKNOWN_LINK = "nosuchlink0"
 BAD_KEY = {"X-API-Key": "anb_" + "0" * 40}

@@ -44,6 +44,9 @@ def dropping(api: httpx.Client, creator: Creator, how: str) -> tuple[Sender, str
     if how == "blocked":
         block_sender_of(api, creator, sent(api, creator.link_id, "before the block", sender))
         return sender, "just asking"
+    # A muted word drops only on a link set to drop (the default keeps it in the folder).
+    drop = api.patch(f"/links/{creator.link_id}", json={"muted": "drop"}, headers=creator.headers)
+    assert drop.status_code == 200, drop.text
     answer = api.post("/muted-words", json={"word": MUTED}, headers=creator.headers)
     assert answer.status_code == 201, answer.text
     return sender, f"do you like {MUTED}?"

@@ -1,4 +1,5 @@
-"""Muted words: whole words, whatever their case, accents or width, make a message vanish.
+"""Muted words: whole words, whatever their case, accents or width, keep a message out of
+the inbox (in the link's filtered folder, or dropped on a link set to drop).
 
 The sender is answered exactly as if the message had been stored.
 """
@@ -118,6 +119,10 @@ def test_a_muted_drop_is_indistinguishable_from_a_stored_message(
     proxied: httpx.Client, new_creator: Callable[[], Creator]
 ) -> None:
     creator = new_creator()
+    drop = proxied.patch(
+        f"/links/{creator.link_id}", json={"muted": "drop"}, headers=creator.headers
+    )
+    assert drop.status_code == 200, drop.text
     muted(proxied, creator, "secret")
     stored = send(proxied, creator.link_id, "tell me a s3cret", new_sender())
     dropped = send(proxied, creator.link_id, "tell me a secret", new_sender())
@@ -253,7 +258,7 @@ def test_a_word_muted_on_one_instance_is_matched_at_once_on_another(
     creator = make_creator_in(first.database_url)
     with httpx.Client(base_url=first.url) as one, httpx.Client(base_url=second.url) as two:
         muted(one, creator, "alpha")
-        kept = post_message(two, creator.link_id, "beta is fine")  # two now holds {alpha}
+        kept = post_message(two, creator.link_id, "gamma is fine")  # two now holds {alpha}
         muted(one, creator, "beta")
         post_message(two, creator.link_id, "beta again")
         assert inbox_ids(two, creator) == [kept]

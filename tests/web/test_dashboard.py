@@ -299,9 +299,15 @@ def test_like_delete_reply_delete_message_and_block_through_forms(
     assert browser.submit(f"{base}/{kept}/block").status_code == 303
     blocked = api.get("/blocks", headers=creator.headers).json()["data"]["items"]
     assert [b["message_excerpt"] for b in blocked] == ["keep me"]
+    # Unanswered (its reply was deleted), the blocked message moves to the filtered folder.
+    assert inbox_items(api, creator) == []
+    folder = api.get(f"/message/{browser.link_id}/filtered", headers=creator.headers)
+    assert [m["id"] for m in folder.json()["data"]["items"]] == [kept]
     # The blocked sender (this test, from 127.0.0.1) is dropped silently from now on.
     post_message(api, browser.link_id, "after the block")
-    assert [m["id"] for m in inbox_items(api, creator)] == [kept]
+    assert inbox_items(api, creator) == []
+    folder = api.get(f"/message/{browser.link_id}/filtered", headers=creator.headers)
+    assert [m["id"] for m in folder.json()["data"]["items"]] == [kept]
 
 
 def test_filters_show_what_they_say(browser: Browser, api: httpx.Client) -> None:

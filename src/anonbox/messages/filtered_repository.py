@@ -29,17 +29,19 @@ async def _move_out(conn: Connection, dialect: str, where: str, args: Sequence[o
             f"WITH moved AS (DELETE FROM messages WHERE reply_count = 0 AND ({where})"  # noqa: S608
             f" RETURNING {_COLUMNS}),"
             f" kept AS (INSERT INTO filtered_messages ({_COLUMNS}, filtered_at)"
-            f" SELECT {_COLUMNS}, $1 FROM moved RETURNING id)"
+            f" SELECT {_COLUMNS}, CAST($1 AS BIGINT) FROM moved RETURNING id)"
             " SELECT count(*) AS n FROM kept",
             *args,
         )
         return 0 if row is None else int(row["n"])
     await conn.execute(
         f"INSERT INTO filtered_messages ({_COLUMNS}, filtered_at)"  # noqa: S608
-        f" SELECT {_COLUMNS}, $1 FROM messages WHERE reply_count = 0 AND ({where})",
+        f" SELECT {_COLUMNS}, CAST($1 AS BIGINT) FROM messages"
+        f" WHERE reply_count = 0 AND ({where})",
         *args,
     )
-    # $1 is unused here: SQLite numbers parameters freely, so the same args fit.
+    # The time is not needed here, but SQLite expects as many parameters as the highest
+    # number named: $1 is named anyway, so the same args fit.
     return await conn.execute(
         f"DELETE FROM messages WHERE reply_count = 0 AND ({where}) AND $1 IS NOT NULL",  # noqa: S608
         *args,

@@ -1,0 +1,103 @@
+"""The filtered folder as a creator uses it in Chromium: mute a word, see a message that
+holds it under "Filtered (N)" and not in the inbox, restore it, and empty the folder
+behind a confirmation page that by itself changes nothing; the link's setting chooses
+the folder or silence."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+
+import httpx
+from playwright.sync_api import BrowserContext, expect
+
+from tests.browser.conftest import DESKTOP, Site, off_the_loop
+from tests.support.signin import signin_link_command
+
+
+def post(site: Site, link_id: str, text: str) -> str:
+    with httpx.Client(base_url=site.url, timeout=30) as api:
+        sent = api.post(f"/message/{link_id}", json={"message_content": text})
+        assert sent.status_code == 201, sent.text
+        return str(sent.json()["data"]["id"])
+
+
+def test_the_folder_is_seen_restored_from_and_emptied_with_a_confirmation(
+    site: Site, new_context: Callable[..., BrowserContext]
+) -> None:
+    page = new_context(viewport=DESKTOP).new_page()
+    email = f"filtered-{uuid.uuid4().hex[:10]}@example.org"
+    page.goto(off_the_loop(signin_link_command, site.server, email))
+    link_id = page.locator("#inbox").get_attribute("data-link-id")
+    assert link_id
+    expect(page.locator("#filtered-link")).to_have_text("Filtered (0)")
+    expect(page.get_by_label("Messages with a muted word")).to_have_value("filter")
+
+    word = f"zqmute{uuid.uuid4().hex[:8]}"
+    page.goto(f"{site.url}/dashboard/account")
+    page.get_by_label("Word to mute").fill(word)
+    page.get_by_role("button", name="Mute word").click()
+    expect(page.locator("#muted-words")).to_contain_text(word)
+
+    plain = post(site, link_id, "a plain question")
+    first = post(site, link_id, f"first {word}")
+    second = post(site, link_id, f"second {word}")
+    page.goto(f"{site.url}/dashboard/links/{link_id}")
+    expect(page.locator("#messages article")).to_have_count(1)
+    expect(page.locator(f"#m-{plain}")).to_be_visible()
+    expect(page.locator("#filtered-link")).to_have_text("Filtered (2)")
+
+    page.locator("#filtered-link").click()
+    expect(page.locator("#filtered-title")).to_have_text("Filtered (2)")
+    expect(page.locator("#filtered-messages article")).to_have_count(2)
+    expect(page.locator(f"#f-{first}")).to_contain_text(f"first {word}")
+
+    page.locator(f"#f-{first}").get_by_role("button", name="Restore to the inbox").click()
+    expect(page.locator("#filtered-messages article")).to_have_count(1)
+    expect(page.locator(f"#f-{second}")).to_be_visible()
+    page.get_by_role("link", name="Back to the inbox").click()
+    expect(page.locator("#messages article")).to_have_count(2)
+    expect(page.locator(f"#m-{first}")).to_be_visible()
+    expect(page.locator("#filtered-link")).to_have_text("Filtered (1)")
+
+    # The confirmation page alone changes nothing (a prefetch or a link scanner).
+    page.locator("#filtered-link").click()
+    page.get_by_role("link", name="Empty the folder…").click()
+    expect(page.locator("#confirm-title")).to_have_text("Empty the filtered folder?")
+    page.get_by_role("link", name="Cancel").click()
+    expect(page.locator("#filtered-messages article")).to_have_count(1)
+    page.get_by_role("link", name="Empty the folder…").click()
+    page.locator("#confirm").click()
+    expect(page.locator("#filtered-empty")).to_be_visible()
+    expect(page.locator("#filtered-title")).to_have_text("Filtered (0)")
+
+    # Set to drop: a message with the word goes nowhere.
+    page.get_by_role("link", name="Back to the inbox").click()
+    page.get_by_label("Messages with a muted word").select_option("drop")
+    page.get_by_role("button", name="Save settings").click()
+    expect(page.get_by_label("Messages with a muted word")).to_have_value("drop")
+    post(site, link_id, f"third {word}")
+    page.reload()
+    expect(page.locator("#filtered-link")).to_have_text("Filtered (0)")
+    expect(page.locator("#messages article")).to_have_count(2)
+
+
+def test_a_stranger_cannot_open_or_empty_someone_elses_folder(
+    site: Site, new_context: Callable[..., BrowserContext]
+) -> None:
+    victim = site.new_creator()
+    page = new_context(viewport=DESKTOP).new_page()
+    page.goto(off_the_loop(signin_link_command, site.server, f"x-{uuid.uuid4().hex[:8]}@e.org"))
+    for path in (
+        f"/dashboard/links/{victim.link_id}/filtered",
+        f"/dashboard/links/{victim.link_id}/filtered/empty",
+    ):
+        answer = page.goto(f"{site.url}{path}")
+        assert answer is not None
+        assert answer.status == 403, path
+    page.goto(f"{site.url}/dashboard")
+    token = page.locator("input[name=csrf_token]").first.get_attribute("value") or ""
+    done = page.request.post(
+        f"{site.url}/dashboard/links/{victim.link_id}/filtered/empty", form={"csrf_token": token}
+    )
+    assert done.status == 403
