@@ -226,12 +226,22 @@ async def resolve(db: Database, *, report_id: str, action: Action, admin_id: str
         message_id = claimed["message_id"]
         detail: str = action
         if action == "block_sender":
+            target = await _reported_sender(tx, message_id)
+            # The block moves the message, unanswered, out of the inbox, which detaches the
+            # reports about it: close them first (the message is deleted just after).
+            await repository.resolve_all_about(
+                tx,
+                message_id=str(message_id),
+                resolution=action,
+                resolved_by=admin_id,
+                resolved_at=now,
+            )
             # Before the message goes: its sender is known only through it.
             blocked = await block(
                 tx,
                 dialect=db.dialect,
                 owner_id=None,
-                target=await _reported_sender(tx, message_id),
+                target=target,
             )
             detail += f"; site-wide block {blocked.id}"
         if action != "dismiss" and message_id is not None:
