@@ -337,7 +337,8 @@ def test_another_instance_sees_a_new_or_removed_phrase_at_once(
             httpx.Client(base_url=second.url, timeout=30) as second_api,
         ):
             mute_phrase(first_api, admin, unique_phrase())  # the second caches a list of one
-            landed = post_message(second_api, creator.link_id, f"{text} one")
+            # (Without the phrase: muted later, it would move to the filtered folder.)
+            landed = post_message(second_api, creator.link_id, "one, before the phrase")
             added = mute_phrase(first_api, admin, text)
             post_message(second_api, creator.link_id, f"{text} two")
             assert inbox_ids(second_api, creator) == [landed]

@@ -314,3 +314,16 @@ def assert_error_from(response: httpx.Response, status: int, code: str, ip: str)
     assert body["error"]["code"] == code, body
     assert body["metadata"]["ip"] == ip
     return body
+
+
+def kept_ids(api: httpx.Client, creator: Creator) -> list[str]:
+    """The ids the creator still has, newest first: in the inbox or in the filtered folder
+    (where a block moves the blocked sender's unanswered messages). A dropped message is
+    in neither."""
+    ids = [item["id"] for item in inbox_items(api, creator)]
+    listed = api.get(
+        f"/message/{creator.link_id}/filtered", params={"limit": 100}, headers=creator.headers
+    )
+    assert listed.status_code == 200, listed.text
+    ids += [item["id"] for item in listed.json()["data"]["items"]]
+    return sorted(ids, reverse=True)

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.actions import assert_error, inbox_ids, post_message
+from tests.actions import assert_error, post_message
 from tests.conftest import Creator
 from tests.safety.conftest import (
     HEX_DIGEST,
@@ -24,6 +24,7 @@ from tests.safety.conftest import (
     assert_created_message,
     assert_same_answer,
     block_sender_of,
+    kept_ids,
     new_ipv6_network,
     new_sender,
     send,
@@ -95,15 +96,15 @@ def test_a_blocked_sender_is_dropped_on_every_link_of_the_creator_and_no_other(
         dropped = send(proxied, link.link_id, "let me in", blocked)
         assert_created_message(dropped, "let me in")
         assert dropped.json()["metadata"]["ip"] == blocked.address
-    assert inbox_ids(proxied, creator) == [first]
-    assert inbox_ids(proxied, second_link) == []
+    assert kept_ids(proxied, creator) == [first]
+    assert kept_ids(proxied, second_link) == []
 
     # Other senders still arrive; another creator still hears from the blocked sender.
     arrived = [sent(proxied, link.link_id, "hello", other) for link in (creator, second_link)]
-    assert inbox_ids(proxied, creator) == [arrived[0], first]
-    assert inbox_ids(proxied, second_link) == [arrived[1]]
+    assert kept_ids(proxied, creator) == [arrived[0], first]
+    assert kept_ids(proxied, second_link) == [arrived[1]]
     elsewhere = sent(proxied, someone_else.link_id, "let me in", blocked)
-    assert inbox_ids(proxied, someone_else) == [elsewhere]
+    assert kept_ids(proxied, someone_else) == [elsewhere]
 
 
 def test_a_dropped_message_is_indistinguishable_from_a_stored_one(
@@ -121,7 +122,7 @@ def test_a_dropped_message_is_indistinguishable_from_a_stored_one(
 
     # Nothing of it was kept: not in the inbox, not found by its id.
     dropped_id = dropped.json()["data"]["id"]
-    assert inbox_ids(proxied, creator) == [stored.json()["data"]["id"], first]
+    assert kept_ids(proxied, creator) == [stored.json()["data"]["id"], first]
     link = f"/message/{creator.link_id}/{dropped_id}"
     assert_error(proxied.get(link, headers=creator.headers), 404, "not_found")
     assert_error(proxied.put(f"{link}/like", headers=creator.headers), 404, "not_found")
@@ -142,7 +143,7 @@ def test_unblocking_lets_the_sender_through_again(
     assert response.json()["data"] is None
     assert blocks_of(proxied, creator) == []
     again = sent(proxied, creator.link_id, "back again", blocked)
-    assert inbox_ids(proxied, creator) == [again, first]
+    assert kept_ids(proxied, creator) == [again, first]
     # The block is gone: unblocking it again is a 404.
     gone = proxied.delete(f"/blocks/{block['id']}", headers=creator.headers)
     assert_error(gone, 404, "not_found")
@@ -175,15 +176,15 @@ def test_a_sender_blocked_through_two_messages_stays_blocked_until_both_are_lift
     sender = new_sender()
     stored = [sent(proxied, creator.link_id, text, sender) for text in ("one", "two")]
     blocks = [block_sender_of(proxied, creator, message_id) for message_id in stored]
-    stored = inbox_ids(proxied, creator)
+    stored = kept_ids(proxied, creator)
 
     assert proxied.delete(f"/blocks/{blocks[0]['id']}", headers=creator.headers).status_code == 200
     sent(proxied, creator.link_id, "still blocked", sender)
-    assert inbox_ids(proxied, creator) == stored
+    assert kept_ids(proxied, creator) == stored
 
     assert proxied.delete(f"/blocks/{blocks[1]['id']}", headers=creator.headers).status_code == 200
     through = sent(proxied, creator.link_id, "through", sender)
-    assert inbox_ids(proxied, creator) == [through, *stored]
+    assert kept_ids(proxied, creator) == [through, *stored]
 
 
 def test_each_creator_sees_only_their_own_blocks(
@@ -279,7 +280,7 @@ def test_blocking_a_network_drops_every_address_of_the_ipv4_slash_24(
     # A sender block does not reach the neighbours; a network block does.
     block_sender_of(proxied, creator, first)
     neighbour = sent(proxied, creator.link_id, "from next door", neighbour_of(rotating, 2))
-    assert inbox_ids(proxied, creator) == [neighbour, first]
+    assert kept_ids(proxied, creator) == [neighbour, first]
     block = block_network_of(proxied, creator, first)
     assert block["network"] is True
     assert block["message_excerpt"] == "first"
@@ -288,7 +289,7 @@ def test_blocking_a_network_drops_every_address_of_the_ipv4_slash_24(
         dropped = send(proxied, creator.link_id, "rotated", neighbour_of(rotating, host))
         assert_created_message(dropped, "rotated")
     outside = sent(proxied, creator.link_id, "another network", new_sender())
-    assert inbox_ids(proxied, creator) == [outside, neighbour, first]
+    assert kept_ids(proxied, creator) == [outside, neighbour, first]
 
     # Each block is listed by its message; lifting the network block lets the network in.
     listed = blocks_of(proxied, creator)
@@ -299,7 +300,7 @@ def test_blocking_a_network_drops_every_address_of_the_ipv4_slash_24(
     deleted = proxied.delete(f"/blocks/{block['id']}", headers=creator.headers)
     assert deleted.status_code == 200, deleted.text
     back = sent(proxied, creator.link_id, "back again", neighbour_of(rotating, 9))
-    assert inbox_ids(proxied, creator)[0] == back
+    assert kept_ids(proxied, creator)[0] == back
 
 
 def test_blocking_a_network_drops_every_slash_64_of_the_ipv6_slash_48(
@@ -314,7 +315,7 @@ def test_blocking_a_network_drops_every_slash_64_of_the_ipv6_slash_48(
         dropped = send(proxied, creator.link_id, "rotated", Sender(f"{slash_48}:{subnet}::9"))
         assert_created_message(dropped, "rotated")
     elsewhere = sent(proxied, creator.link_id, "another /48", Sender(f"{new_ipv6_network()}::1"))
-    assert inbox_ids(proxied, creator) == [elsewhere, first]
+    assert kept_ids(proxied, creator) == [elsewhere, first]
 
 
 def test_a_network_block_is_the_creators_own(
@@ -328,4 +329,4 @@ def test_a_network_block_is_the_creators_own(
     block_network_of(proxied, creator, first)
     assert len(blocks_of(proxied, creator)) == 1
     heard = sent(proxied, someone_else.link_id, "hi", neighbour_of(rotating, 5))
-    assert inbox_ids(proxied, someone_else) == [heard]
+    assert kept_ids(proxied, someone_else) == [heard]

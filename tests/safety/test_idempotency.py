@@ -11,11 +11,12 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from tests.actions import assert_error, inbox_ids, inbox_items
+from tests.actions import assert_error, inbox_items
 from tests.conftest import Creator
 from tests.safety.conftest import (
     assert_created_message,
     block_sender_of,
+    kept_ids,
     new_sender,
     send,
     sent,
@@ -42,7 +43,7 @@ def test_the_same_key_with_another_text_is_409(api: httpx.Client, creator: Creat
     first = assert_created_message(send(api, creator.link_id, "first", key=key), "first")
     reused = send(api, creator.link_id, "something else", key=key)
     assert_error(reused, 409, "idempotency_key_reused")
-    assert inbox_ids(api, creator) == [first["id"]]
+    assert kept_ids(api, creator) == [first["id"]]
     # The key still answers the post it was first used for.
     assert assert_created_message(send(api, creator.link_id, "first", key=key), "first") == first
 
@@ -55,7 +56,7 @@ def test_posts_without_a_key_or_with_different_keys_each_land(
         for key in (None, None, new_key(), new_key())
     ]
     assert len(set(ids)) == 4
-    assert sorted(inbox_ids(api, creator)) == sorted(ids)
+    assert sorted(kept_ids(api, creator)) == sorted(ids)
 
 
 def test_twenty_concurrent_posts_with_one_key_land_once(
@@ -72,7 +73,7 @@ def test_twenty_concurrent_posts_with_one_key_land_once(
         responses = list(pool.map(post, range(20)))
     assert [r.status_code for r in responses] == [201] * 20, [r.text for r in responses]
     assert len({r.json()["data"]["id"] for r in responses}) == 1
-    assert inbox_ids(api, creator) == [responses[0].json()["data"]["id"]]
+    assert kept_ids(api, creator) == [responses[0].json()["data"]["id"]]
 
 
 def test_a_retried_post_from_a_blocked_sender_gets_the_same_fake_answer(
@@ -90,7 +91,7 @@ def test_a_retried_post_from_a_blocked_sender_gets_the_same_fake_answer(
     reused = send(proxied, creator.link_id, "changed", blocked, key)
     assert reused.status_code == 409, reused.text
     assert reused.json()["error"]["code"] == "idempotency_key_reused"
-    assert inbox_ids(proxied, creator) == [first]
+    assert kept_ids(proxied, creator) == [first]
 
 
 @pytest.mark.parametrize(
@@ -114,7 +115,7 @@ def test_a_malformed_key_is_400_and_nothing_lands(
     )
     body = assert_error(response, 400, "validation_failed")
     assert [f["field"] for f in body["error"]["fields"]] == ["idempotency_key"]
-    assert inbox_ids(api, creator) == []
+    assert kept_ids(api, creator) == []
 
 
 def test_a_key_of_200_printable_characters_is_accepted(api: httpx.Client, creator: Creator) -> None:
@@ -123,7 +124,7 @@ def test_a_key_of_200_printable_characters_is_accepted(api: httpx.Client, creato
     for _ in range(2):
         sent_once = send(api, creator.link_id, "hi", key=key)
         assert sent_once.status_code == 201, sent_once.text
-    assert len(inbox_ids(api, creator)) == 1
+    assert len(kept_ids(api, creator)) == 1
 
 
 def raw_post(server: Server, link_id: str, key: bytes) -> tuple[int, bytes, bytes]:
@@ -160,5 +161,5 @@ def test_a_key_with_control_characters_is_400_and_nothing_lands(
     assert status == 400, payload
     if content_type.startswith(b"application/json"):
         assert b'"validation_failed"' in payload
-    assert inbox_ids(api, creator) == []
+    assert kept_ids(api, creator) == []
     assert api.get("/readyz").status_code == 200

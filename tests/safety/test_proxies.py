@@ -13,7 +13,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from tests.actions import assert_error, inbox_ids, post_message
+from tests.actions import assert_error, post_message
 from tests.conftest import Creator, make_creator_in
 from tests.safety.conftest import (
     SENDER_LINK_LIMIT,
@@ -22,6 +22,7 @@ from tests.safety.conftest import (
     assert_error_from,
     block_sender_of,
     client,
+    kept_ids,
     new_ipv6_network,
     new_sender,
     retry_after,
@@ -70,7 +71,7 @@ def test_without_trusted_proxies_a_blocked_sender_cannot_spoof_a_way_back(
         )
         assert dropped.status_code == 201, dropped.text
         assert dropped.json()["metadata"]["ip"] == "127.0.0.1"
-    assert inbox_ids(api, creator) == [first]
+    assert kept_ids(api, creator) == [first]
 
 
 def test_forwarded_for_from_a_peer_that_is_not_a_trusted_proxy_is_ignored(
@@ -146,7 +147,7 @@ def test_different_forwarded_addresses_are_different_senders(
     block_sender_of(proxied, creator, first)
     sent(proxied, creator.link_id, "dropped", blocked)
     kept = sent(proxied, creator.link_id, "kept", other)
-    assert inbox_ids(proxied, creator) == [kept, first]
+    assert kept_ids(proxied, creator) == [kept, first]
 
 
 def test_ipv6_addresses_in_one_64_are_one_sender(
@@ -158,8 +159,8 @@ def test_ipv6_addresses_in_one_64_are_one_sender(
     block_sender_of(proxied, creator, first)
     sent(proxied, creator.link_id, "same /64", Sender(f"{network}:ffff:ffff:ffff:fffe"))
     sent(proxied, creator.link_id, "same /64 again", Sender(f"{network}:1234:5678:9abc:def0"))
-    assert inbox_ids(proxied, creator) == [first]
+    assert kept_ids(proxied, creator) == [first]
 
     next_64 = network.rsplit(":", 1)[0] + ":2"  # the neighbouring /64
     other = sent(proxied, creator.link_id, "next /64", Sender(f"{next_64}::1"))
-    assert inbox_ids(proxied, creator) == [other, first]
+    assert kept_ids(proxied, creator) == [other, first]

@@ -11,7 +11,7 @@ import re
 
 import httpx
 
-from tests.actions import assert_error, inbox_ids, inbox_items
+from tests.actions import assert_error, inbox_items
 from tests.conftest import Creator, make_creator_in
 from tests.safety.conftest import (
     LINK_LIMIT,
@@ -22,6 +22,7 @@ from tests.safety.conftest import (
     assert_error_from,
     block_sender_of,
     client,
+    kept_ids,
     new_sender,
     retry_after,
     send,
@@ -55,7 +56,7 @@ def test_one_sender_gets_3_posts_a_minute_on_one_link(deployment: Deployment) ->
         # Another sender on the same link is not affected.
         ids.append(sent(api, creator.link_id, "someone else", other))
         # Nothing of the refused post was stored.
-        assert sorted(inbox_ids(api, creator)) == sorted(ids)
+        assert sorted(kept_ids(api, creator)) == sorted(ids)
 
 
 def test_senders_share_the_rate_of_a_link_past_which_a_proof_of_work_is_asked(
@@ -72,7 +73,7 @@ def test_senders_share_the_rate_of_a_link_past_which_a_proof_of_work_is_asked(
         # The link's limit is the link's: the same sender may post elsewhere.
         elsewhere = limited_creator(deployment)
         sent(api, elsewhere.link_id, "fine here", latecomer)
-        assert len(inbox_ids(api, creator)) == LINK_LIMIT
+        assert len(kept_ids(api, creator)) == LINK_LIMIT
 
 
 def test_one_sender_gets_5_posts_a_minute_across_links(deployment: Deployment) -> None:
@@ -86,7 +87,7 @@ def test_one_sender_gets_5_posts_a_minute_across_links(deployment: Deployment) -
         # Below the per-link limit on the second link, but over the sender's own.
         refused(send(api, second.link_id, "to the second", sender), sender)
         sent(api, second.link_id, "someone else", new_sender())
-        assert len(inbox_ids(api, second)) == SENDER_LIMIT - SENDER_LINK_LIMIT + 1
+        assert len(kept_ids(api, second)) == SENDER_LIMIT - SENDER_LINK_LIMIT + 1
 
 
 def test_dropped_posts_count_too_so_a_limit_cannot_probe_a_block(
@@ -100,7 +101,7 @@ def test_dropped_posts_count_too_so_a_limit_cannot_probe_a_block(
         for _ in range(SENDER_LINK_LIMIT - 1):
             sent(api, creator.link_id, "dropped", blocked)
         refused(send(api, creator.link_id, "dropped", blocked), blocked)
-        assert inbox_ids(api, creator) == [first]
+        assert kept_ids(api, creator) == [first]
 
 
 # --- Redis ----------------------------------------------------------------------------------
@@ -132,7 +133,7 @@ def test_with_redis_down_failing_open_lets_posts_through(deployment: Deployment)
     creator = make_creator_in(server.database_url)
     with client(server, timeout=5) as api:
         ids = [sent(api, creator.link_id, f"post {n}") for n in range(3)]
-        assert sorted(inbox_ids(api, creator)) == sorted(ids)
+        assert sorted(kept_ids(api, creator)) == sorted(ids)
     assert "Redis unavailable" in server.log()
 
 
@@ -145,5 +146,5 @@ def test_with_redis_down_failing_closed_refuses_posts_at_once(deployment: Deploy
             assert_error(response, 503, "service_unavailable")
             assert re.fullmatch(r"[1-9][0-9]*", response.headers.get("retry-after", ""))
         # Reading does not need the rate limiter.
-        assert inbox_ids(api, creator) == []
+        assert kept_ids(api, creator) == []
     assert "Redis unavailable" in server.log()

@@ -61,11 +61,16 @@ class MessageSender:
 
 async def sender_of(conn: Connection, *, message_id: str, link_id: str | None) -> MessageSender:
     """The sender of a message (under ``link_id`` when given), as far as it is still known."""
+    # In the inbox, or in the filtered folder (where a block moves a sender's waiting
+    # messages): a message there can be blocked as well.
+    columns = "content, sender_epoch, sender_hash, sender_network_hash"
+    where = "id = $1" if link_id is None else "id = $1 AND link_id = $2"
     sql = (
-        "SELECT content, sender_epoch, sender_hash, sender_network_hash FROM messages WHERE id = $1"
+        f"SELECT {columns} FROM messages WHERE {where}"  # noqa: S608 - constant clauses
+        f" UNION ALL SELECT {columns} FROM filtered_messages WHERE {where}"
     )
     row = await (
-        conn.fetchrow(sql + " AND link_id = $2", message_id, link_id)
+        conn.fetchrow(sql, message_id, link_id)
         if link_id is not None
         else conn.fetchrow(sql, message_id)
     )
