@@ -19,7 +19,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 
 from anonbox import __version__
 from anonbox.account.router import ROUTES as ACCOUNT_ROUTES
-from anonbox.account.service import Eraser
+from anonbox.account.service import erase_due, erase_every
 from anonbox.auth.dependencies import (
     admin_creator,
     current_creator,
@@ -29,6 +29,7 @@ from anonbox.auth.dependencies import (
 )
 from anonbox.auth.oidc import OIDCClient
 from anonbox.auth.router import ROUTES as AUTH_ROUTES
+from anonbox.core.chores import Chore, run_chores
 from anonbox.core.database import Database, connect
 from anonbox.core.envelope import RequestClock
 from anonbox.core.exception_handlers import EXCEPTION_HANDLERS
@@ -74,6 +75,21 @@ def provide_gate(state: State) -> Gate:
     return gate
 
 
+def periodic_chores(settings: Settings) -> list[Chore]:
+    """What every instance does on a timer (``core.chores``); each pass is idempotent, or
+    claims its work, so that every instance running them all is safe."""
+    return [
+        Chore("account erasure", erase_every(settings), erase_due),
+        Chore("purging expired receipts", receipts.PURGE_EVERY_SECONDS, receipts.purge_expired),
+        Chore("resuming ended pauses", links.RESUME_SECONDS, links.resume_ended),
+        Chore(
+            "purging old filtered messages",
+            filtered_messages.PURGE_EVERY_SECONDS,
+            filtered_messages.purge_expired,
+        ),
+    ]
+
+
 @get("/openapi.json", include_in_schema=False, media_type="application/json")
 async def openapi_document(request: Request[Any, Any, Any]) -> dict[str, Any]:
     return request.app.openapi_schema.to_schema()
@@ -108,11 +124,8 @@ def create_app(
         )
         background = [
             asyncio.create_task(feed_for(app.state.db, settings.database_url, app.state.hub).run()),
-            asyncio.create_task(worker.run()),
-            asyncio.create_task(Eraser(app.state.db, settings).run()),
-            asyncio.create_task(receipts.purge_forever(app.state.db)),
-            asyncio.create_task(links.resume_forever(app.state.db)),
-            asyncio.create_task(filtered_messages.purge_forever(app.state.db)),
+            asyncio.create_task(worker.run()),  # woken by activity, not a chore
+            asyncio.create_task(run_chores(app.state.db, periodic_chores(settings))),
         ]
         http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
         app.state.oidc = OIDCClient(settings, http) if settings.google_client_id else None

@@ -6,17 +6,17 @@ sessions end. Its creator may still sign in, and then sees only the deletion and
 cancel it (``auth.dependencies.in_service``); cancelling brings everything back but the
 revoked keys.
 
-After ``ANONBOX_ACCOUNT_ERASE_DAYS`` the ``Eraser`` of any instance claims the account
-(a conditional UPDATE: exactly one instance gets it; a claim is a lease, renewed as the
-work goes on, so another instance finishes the job if this one dies) and deletes every
-row it owns: messages a chunk per transaction, so a large account never holds SQLite's
-writer for long, then the rest and the account itself in one last transaction. Its link
-ids are kept, alone, so that no one is ever given one of them again.
+After ``ANONBOX_ACCOUNT_ERASE_DAYS`` the erasure chore (``erase_due``, a chore of every
+instance: ``core.chores``) of any instance claims the account (a conditional UPDATE:
+exactly one instance gets it; a claim is a lease, renewed as the work goes on, so
+another instance finishes the job if this one dies) and deletes every row it owns:
+messages a chunk per transaction, so a large account never holds SQLite's writer for
+long, then the rest and the account itself in one last transaction. Its link ids are
+kept, alone, so that no one is ever given one of them again.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from anonbox.account import repository
@@ -115,25 +115,17 @@ async def erase_account(db: Database, *, user_id: str) -> bool:
     return True
 
 
-class Eraser:
-    """The scheduled job: every instance runs one, and each due account is erased once."""
+def erase_every(settings: Settings) -> float:
+    """Seconds between sweeps: a tenth of the grace period, between 0.2 s (tests) and a
+    minute."""
+    return min(60.0, max(0.2, grace_us(settings) / _US / 10))
 
-    def __init__(self, db: Database, settings: Settings) -> None:
-        self._db = db
-        # A tenth of the grace period, between 0.2 s (tests) and a minute.
-        self.interval = min(60.0, max(0.2, grace_us(settings) / _US / 10))
 
-    async def sweep(self) -> int:
-        """Erase the accounts due now that no other instance is erasing; how many."""
-        erased = 0
-        for user_id in await repository.due_deletions(self._db, now=now_us(), limit=SWEEP_ACCOUNTS):
-            erased += await erase_account(self._db, user_id=user_id)
-        return erased
-
-    async def run(self) -> None:
-        while True:
-            try:
-                await self.sweep()
-            except Exception:  # the database is away a moment: try again next round
-                logger.warning("account erasure failed", exc_info=True)
-            await asyncio.sleep(self.interval)
+async def erase_due(db: Database) -> int:
+    """One sweep, the scheduled chore: every instance runs it (``core.chores``), and each
+    due account is erased once, by the instance whose claim holds; how many this one
+    erased."""
+    erased = 0
+    for user_id in await repository.due_deletions(db, now=now_us(), limit=SWEEP_ACCOUNTS):
+        erased += await erase_account(db, user_id=user_id)
+    return erased

@@ -6,9 +6,6 @@ their statements still name the creator, so a link that changed hands is not fou
 
 from __future__ import annotations
 
-import asyncio
-import logging
-
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
 from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
@@ -29,8 +26,6 @@ MAX_LINKS_PER_CREATOR = 100
 _NO_LINK = "No link with this id"
 _US = 1_000_000
 RESUME_SECONDS = 5.0  # how often ended pauses are looked for
-
-logger = logging.getLogger("anonbox.links")
 
 
 class TooManyLinks(Conflict):
@@ -155,12 +150,7 @@ async def delete_link(db: Database, *, link_id: str, user_id: str) -> None:
         raise NotFound(_NO_LINK)
 
 
-async def resume_forever(db: Database) -> None:
-    """Resume links whose timed pause has ended, every few seconds (on every instance: the
-    update is the same whoever runs it)."""
-    while True:
-        await asyncio.sleep(RESUME_SECONDS)
-        try:
-            await repository.resume_ended_pauses(db, now_us())
-        except Exception:  # the database is away a moment: try again next time
-            logger.warning("links: resuming ended pauses failed", exc_info=True)
+async def resume_ended(db: Database) -> int:
+    """Resume links whose timed pause has ended; how many. A chore of every instance, every
+    ``RESUME_SECONDS`` (``core.chores``): the update is the same whoever runs it."""
+    return await repository.resume_ended_pauses(db, now_us())

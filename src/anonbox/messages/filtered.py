@@ -11,9 +11,6 @@ instance purges older ones hourly (the delete is idempotent).
 
 from __future__ import annotations
 
-import asyncio
-import logging
-
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database
 from anonbox.core.errors import NotFound
@@ -23,7 +20,6 @@ from anonbox.messages.schemas import InboxItem, InboxPage
 FOLDER_DAYS = 30
 PURGE_EVERY_SECONDS = 3600
 _US_PER_DAY = 86_400 * 1_000_000
-_log = logging.getLogger("anonbox.messages")
 
 
 async def folder(db: Database, *, link_id: str, cursor: str | None, limit: int) -> InboxPage:
@@ -61,16 +57,8 @@ async def empty(db: Database, *, link_id: str) -> int:
 
 
 async def purge_expired(db: Database, *, now: int | None = None) -> int:
+    """Delete messages filtered more than ``FOLDER_DAYS`` days ago; how many. A chore of
+    every instance, every ``PURGE_EVERY_SECONDS`` (``core.chores``): the delete is the same
+    whoever runs it."""
     moment = now_us() if now is None else now
     return await repository.purge(db, filtered_before=moment - FOLDER_DAYS * _US_PER_DAY)
-
-
-async def purge_forever(db: Database) -> None:
-    """Delete messages filtered more than ``FOLDER_DAYS`` days ago, now and every hour (on
-    every instance: the delete is the same whoever runs it)."""
-    while True:
-        try:
-            await purge_expired(db)
-        except Exception:  # the database away for a while: the next round will do
-            _log.warning("purging old filtered messages failed", exc_info=True)
-        await asyncio.sleep(PURGE_EVERY_SECONDS)

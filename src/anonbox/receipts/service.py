@@ -13,9 +13,7 @@ and nothing about the creator is shown but their public replies.
 
 from __future__ import annotations
 
-import asyncio
 import hmac
-import logging
 import secrets
 
 import msgspec
@@ -44,7 +42,6 @@ _US_PER_DAY = 86_400 * 1_000_000
 _MESSAGE, _FOLLOW_UP = "message", "follow-up"
 _NO_RECEIPT = "No receipt with this token: it is wrong, or it expired"
 _NO_LINK = "No link with this id"
-_log = logging.getLogger("anonbox.receipts")
 
 
 class FollowUpsOff(Conflict):
@@ -249,15 +246,7 @@ async def follow_up(
 
 
 async def purge_expired(db: Database) -> int:
+    """Delete expired receipts; how many. A chore of every instance, every
+    ``PURGE_EVERY_SECONDS`` (``core.chores``): the delete is idempotent. An expired receipt
+    already answers 404; this only frees the rows."""
     return await repository.purge(db, expired_before=now_us())
-
-
-async def purge_forever(db: Database) -> None:
-    """Delete expired receipts now and every hour (on every instance: the delete is
-    idempotent). An expired receipt already answers 404; this only frees the rows."""
-    while True:
-        try:
-            await purge_expired(db)
-        except Exception:  # the database away for a while: the next round will do
-            _log.warning("purging expired receipts failed", exc_info=True)
-        await asyncio.sleep(PURGE_EVERY_SECONDS)

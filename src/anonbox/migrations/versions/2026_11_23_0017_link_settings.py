@@ -2,7 +2,7 @@
 page (``hide_dates``).
 
 A timed pause sets ``paused`` as an open one does, and ``paused_until``; the service
-resumes links whose time has come (``links.service.resume_forever``), so every reader of
+resumes links whose time has come (``links.service.resume_ended``), so every reader of
 ``paused`` stays as it is.
 
 Revision ID: 0017
