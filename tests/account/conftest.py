@@ -25,6 +25,7 @@ from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.db import query
 
 # Every post comes from a sender of its own (X-Forwarded-For from a trusted 127.0.0.1).
 TRUSTING = {"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32", "ANONBOX_WEBHOOK_ALLOW_PRIVATE": "true"}
@@ -49,19 +50,6 @@ def signed_in(database_url: str, user_id: str) -> dict[str, str]:
             await db.close()
 
     return {"X-API-Key": asyncio.run(run())}
-
-
-def query(database_url: str, sql: str, *args: Any) -> list[dict[str, Any]]:
-    """Rows straight from the database, as dicts."""
-
-    async def run() -> list[dict[str, Any]]:
-        db = await connect(database_url)
-        try:
-            return [dict(row) for row in await db.fetch(sql, *args)]
-        finally:
-            await db.close()
-
-    return asyncio.run(run())
 
 
 def insert_messages(database_url: str, link_id: str, texts: Iterable[str]) -> int:

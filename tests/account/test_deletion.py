@@ -9,10 +9,11 @@ from datetime import datetime, timedelta
 
 import httpx
 
-from tests.account.conftest import furnish, query, send, signed_in, unique
+from tests.account.conftest import furnish, send, signed_in, unique
 from tests.actions import assert_error
 from tests.conftest import make_creator_in
 from tests.server import Server
+from tests.support.db import query
 
 GONE = "This link is no longer available"
 

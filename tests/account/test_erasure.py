@@ -20,7 +20,6 @@ from tests.account.conftest import (
     Furnished,
     furnish,
     insert_messages,
-    query,
     send,
     signed_in,
     start_server,
@@ -30,6 +29,7 @@ from tests.account.test_deletion import assert_gone
 from tests.actions import assert_error
 from tests.conftest import make_creator_in
 from tests.server import Server
+from tests.support.db import query
 
 GRACE_SECONDS = 3.0
 SHORT_GRACE = {"ANONBOX_ACCOUNT_ERASE_DAYS": f"{GRACE_SECONDS / 86400:.10f}"}

@@ -10,10 +10,11 @@ from typing import Any
 
 import httpx
 
-from tests.account.conftest import furnish, insert_messages, query, send, unique
+from tests.account.conftest import furnish, insert_messages, send, unique
 from tests.actions import assert_error
 from tests.conftest import make_creator_in
 from tests.server import Server
+from tests.support.db import query
 
 FILENAME = re.compile(r'^attachment; filename="anonbox-export-\d{4}-\d{2}-\d{2}\.json"$')
 

@@ -3,7 +3,6 @@ by senders, and a timed pause that resumes by itself. On SQLite and PostgreSQL."
 
 from __future__ import annotations
 
-import asyncio
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -11,24 +10,16 @@ import httpx
 import pytest
 
 from anonbox.core.clock import now_us
-from anonbox.core.database import connect
 from tests.actions import assert_error, post_message
 from tests.conftest import Creator
 from tests.links.test_links import change, shown, utc_instant
 from tests.server import Server
+from tests.support.db import execute
 
 
 def move_pause_end(database_url: str, link_id: str, to: int) -> None:
     """What time does to a timed pause, done at once."""
-
-    async def run() -> None:
-        db = await connect(database_url)
-        try:
-            await db.execute("UPDATE links SET paused_until = $2 WHERE id = $1", link_id, to)
-        finally:
-            await db.close()
-
-    asyncio.run(run())
+    execute(database_url, "UPDATE links SET paused_until = $2 WHERE id = $1", link_id, to)
 
 
 def post(api: httpx.Client, link_id: str) -> httpx.Response:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -11,11 +10,11 @@ from typing import Any
 import httpx
 import pytest
 
-from anonbox.core.database import connect
 from anonbox.links.repository import DEFAULT_PROMPT
 from tests.actions import assert_error, first_page, post_message
 from tests.conftest import Creator
 from tests.server import Server
+from tests.support.db import query
 
 ENVELOPE_KEYS = {"status_code", "message", "data", "metadata"}
 LINK_KEYS = {
@@ -79,17 +78,8 @@ def utc_instant(value: str) -> datetime:
 
 def rows_left(database_url: str, sql: str, *args: Any) -> int:
     """Count rows straight in the server's database: what the API no longer shows."""
-
-    async def run() -> int:
-        db = await connect(database_url)
-        try:
-            row = await db.fetchrow(sql, *args)
-        finally:
-            await db.close()
-        assert row is not None
-        return int(row["n"])
-
-    return asyncio.run(run())
+    [row] = query(database_url, sql, *args)
+    return int(row["n"])
 
 
 # --- POST /links ----------------------------------------------------------------------------

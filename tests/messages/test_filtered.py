@@ -22,6 +22,7 @@ from tests.actions import assert_error, inbox_ids, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.admin import make_account
+from tests.support.db import execute, query
 
 UNKNOWN_ULID = "01jabcdefghjkmnpqrstvwxyz0"
 DAY_US = 86_400 * 1_000_000
@@ -88,28 +89,6 @@ def folder(api: httpx.Client, creator: Creator, **params: Any) -> dict[str, Any]
 
 def folder_ids(api: httpx.Client, creator: Creator) -> list[str]:
     return [item["id"] for item in folder(api, creator, limit=100)["items"]]
-
-
-def query(database_url: str, sql: str, *args: Any) -> list[dict[str, Any]]:
-    async def run() -> list[dict[str, Any]]:
-        db = await connect(database_url)
-        try:
-            return [dict(row) for row in await db.fetch(sql, *args)]
-        finally:
-            await db.close()
-
-    return asyncio.run(run())
-
-
-def execute(database_url: str, sql: str, *args: Any) -> int:
-    async def run() -> int:
-        db = await connect(database_url)
-        try:
-            return await db.execute(sql, *args)
-        finally:
-            await db.close()
-
-    return asyncio.run(run())
 
 
 def unread_of(database_url: str, creator: Creator) -> int:

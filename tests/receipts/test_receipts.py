@@ -22,6 +22,7 @@ from anonbox.receipts.repository import purge as purge_receipts
 from tests.actions import assert_error, inbox_items, post_reply, reply_items
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.db import execute, query
 
 SEED_KEYS = {"id", "message_content", "created_at"}
 _senders = itertools.count(1)
@@ -93,33 +94,11 @@ def follow_up(
     )
 
 
-def query(database_url: str, sql: str, *args: Any) -> list[dict[str, Any]]:
-    async def run() -> list[dict[str, Any]]:
-        db = await connect(database_url)
-        try:
-            return [dict(row) for row in await db.fetch(sql, *args)]
-        finally:
-            await db.close()
-
-    return asyncio.run(run())
-
-
-def execute(database_url: str, sql: str, *args: Any) -> int:
-    async def run() -> int:
-        db = await connect(database_url)
-        try:
-            return await db.execute(sql, *args)
-        finally:
-            await db.close()
-
-    return asyncio.run(run())
-
-
 def purge(database_url: str) -> int:
     async def run() -> int:
         db = await connect(database_url)
         try:
-            return await purge_receipts(db, expired_before=now_us())  # what the loop runs
+            return await purge_receipts(db, expired_before=now_us())  # what the chore runs
         finally:
             await db.close()
 
