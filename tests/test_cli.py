@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import uuid
@@ -14,6 +13,7 @@ import httpx
 import pytest
 
 from tests.server import Server, free_port
+from tests.support.db import query
 
 
 def anonbox(*args: str, database_url: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -136,8 +136,9 @@ def test_migrate_creates_a_fresh_sqlite_database(tmp_path: Path) -> None:
     migrated = anonbox("migrate", database_url=url, cwd=tmp_path)
     assert migrated.returncode == 0, migrated.stderr
     assert path.is_file()
-    with sqlite3.connect(path) as db:
-        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    tables = {
+        row["name"] for row in query(url, "SELECT name FROM sqlite_master WHERE type='table'")
+    }
     assert {"users", "links", "api_keys", "messages", "replies"} <= tables
     again = anonbox("migrate", database_url=url, cwd=tmp_path)
     assert again.returncode == 0, again.stderr

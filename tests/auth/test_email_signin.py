@@ -3,7 +3,6 @@ from a real SMTP server on loopback. Each test runs on SQLite and on PostgreSQL.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import re
 import time
@@ -13,7 +12,6 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-from anonbox.core.database import connect
 from tests.auth.conftest import (
     Provider,
     cookie_attributes,
@@ -26,6 +24,7 @@ from tests.auth.conftest import (
     signin_env,
 )
 from tests.server import Server, free_port
+from tests.support.db import query
 from tests.support.mail import REFUSED_PREFIX, SMTPServer, signin_link_in
 from tests.support.signin import signin_link_command
 
@@ -192,17 +191,11 @@ def test_a_link_is_stored_only_as_its_hash(
     ask_for_link(new_user_agent(server.url), address)
     token = signin_link_in(smtp_server.mailbox.wait_for(address)).rsplit("=", 1)[1]
 
-    async def rows() -> list[tuple[object, ...]]:
-        db = await connect(server.database_url)
-        try:
-            found = await db.fetch("SELECT * FROM email_signin_tokens WHERE email = $1", address)
-        finally:
-            await db.close()
-        return [tuple(row) for row in found]
-
-    [row] = asyncio.run(rows())
-    assert hashlib.sha256(token.encode()).hexdigest() in row
-    assert not any(token in str(value) for value in row)
+    [row] = query(
+        server.database_url, "SELECT * FROM email_signin_tokens WHERE email = $1", address
+    )
+    assert hashlib.sha256(token.encode()).hexdigest() in row.values()
+    assert not any(token in str(value) for value in row.values())
 
 
 # --- links that must not sign anyone in -------------------------------------------------

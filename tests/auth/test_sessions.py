@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 
 import httpx
 
-from anonbox.core.database import connect
 from tests.actions import assert_error
 from tests.auth.conftest import (
     ACCESS_TTL_SECONDS,
@@ -22,6 +20,7 @@ from tests.auth.conftest import (
     set_cookies,
     sign_in,
 )
+from tests.support.db import query
 
 UserAgents = Callable[[str], httpx.Client]
 
@@ -107,15 +106,7 @@ def test_ended_sessions_are_forgotten_with_their_spent_tokens(
 
 def rows(anonbox: Anonbox, sql: str, *args: str) -> list[str]:
     """The one column, named ``value``, of what the database answers to ``sql``."""
-
-    async def fetch() -> list[str]:
-        db = await connect(anonbox.server.database_url)
-        try:
-            return [str(row["value"]) for row in await db.fetch(sql, *args)]
-        finally:
-            await db.close()
-
-    return asyncio.run(fetch())
+    return [str(row["value"]) for row in query(anonbox.server.database_url, sql, *args)]
 
 
 # --- refresh ---------------------------------------------------------------------------

@@ -4,7 +4,6 @@ naming anything that identifies a sender."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -12,7 +11,6 @@ from typing import Any
 import httpx
 import pytest
 
-from anonbox.core.database import connect
 from tests.actions import assert_error, post_message
 from tests.conftest import Creator, make_creator_in
 from tests.moderation.conftest import report
@@ -24,6 +22,7 @@ from tests.support.admin import (
     unique_phrase,
     unmute_phrase,
 )
+from tests.support.db import query
 
 ENTRY_KEYS = {"id", "admin_id", "action", "target_id", "detail", "created_at"}
 SPAMMER = "203.0.113.77"
@@ -48,22 +47,14 @@ def send_as(api: httpx.Client, address: str, link_id: str, text: str) -> str:
 
 def sender_hashes(database_url: str) -> set[str]:
     """Every keyed hash of a sender or network the database holds."""
-
-    async def run() -> set[str]:
-        db = await connect(database_url)
-        try:
-            found: set[str] = set()
-            for sql in (
-                "SELECT sender_hash AS h FROM messages",
-                "SELECT sender_network_hash AS h FROM messages",
-                "SELECT sender_hash AS h FROM blocks",
-            ):
-                found |= {row["h"] for row in await db.fetch(sql) if row["h"]}
-            return found
-        finally:
-            await db.close()
-
-    return asyncio.run(run())
+    found: set[str] = set()
+    for sql in (
+        "SELECT sender_hash AS h FROM messages",
+        "SELECT sender_network_hash AS h FROM messages",
+        "SELECT sender_hash AS h FROM blocks",
+    ):
+        found |= {row["h"] for row in query(database_url, sql) if row["h"]}
+    return found
 
 
 @pytest.fixture

@@ -9,19 +9,18 @@ its log are searched for the addresses in every form they could be written in.
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import uuid
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import httpx
 
 from anonbox.core.database import driver_url
 from tests.actions import inbox_ids
 from tests.conftest import Creator, make_creator_in
 from tests.safety.conftest import Deployment, Sender, client
+from tests.support.db import query
 
 IPV4 = "203.0.113.77"
 IPV6 = "2001:db8:77::1234"
@@ -129,25 +128,18 @@ def sqlite_files(database_url: str) -> dict[str, bytes]:
 
 def postgres_rows(database_url: str) -> dict[str, bytes]:
     """Every row of every table of the public schema, as text, by table."""
-
-    async def dump() -> dict[str, bytes]:
-        conn = await asyncpg.connect(database_url)
-        try:
-            tables = await conn.fetch(
-                "SELECT table_name FROM information_schema.tables"
-                " WHERE table_schema = 'public' AND table_type = 'BASE TABLE'"
-            )
-            assert {"messages", "blocks", "sender_epochs"} <= {t["table_name"] for t in tables}
-            dumped = {}
-            for table in tables:
-                name = table["table_name"]
-                rows = await conn.fetch(f'SELECT t::text AS row FROM "{name}" t')  # noqa: S608
-                dumped[name] = "\n".join(r["row"] for r in rows).encode()
-            return dumped
-        finally:
-            await conn.close()
-
-    return asyncio.run(dump())
+    tables = query(
+        database_url,
+        "SELECT table_name FROM information_schema.tables"
+        " WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
+    )
+    assert {"messages", "blocks", "sender_epochs"} <= {t["table_name"] for t in tables}
+    dumped = {}
+    for table in tables:
+        name = table["table_name"]
+        rows = query(database_url, f'SELECT t::text AS row FROM "{name}" t')  # noqa: S608
+        dumped[name] = "\n".join(r["row"] for r in rows).encode()
+    return dumped
 
 
 def test_no_address_is_written_to_the_database_or_the_log(deployment: Deployment) -> None:
