@@ -14,6 +14,7 @@ from enum import StrEnum
 
 from anonbox.core.clock import isoformat_us
 from anonbox.core.database import Connection, Row
+from anonbox.messages.schemas import InboxItem
 
 # Counting stops here: a badge says "99+", and a huge inbox costs no more than this.
 UNREAD_COUNT_CAP = 100
@@ -119,21 +120,42 @@ async def page(
     sql = f"SELECT id, content, created_at, like_by_creator, reply_count FROM messages WHERE {where} ORDER BY id DESC LIMIT $2"  # noqa: S608, E501
     rows = await conn.fetch(sql, *args)
     shown = rows[:limit]
-    replies = await _replies_of(conn, [row["id"] for row in shown if row["reply_count"] > 0])
-    messages = [
-        Message(
-            id=row["id"],
-            content=row["content"],
-            created_at=isoformat_us(row["created_at"]),
-            liked=bool(row["like_by_creator"]),
-            reply_count=int(row["reply_count"]),
-            unread=row["id"] > seen,
-            replies=replies.get(row["id"], []),
-        )
-        for row in shown
-    ]
     next_cursor = str(shown[-1]["id"]) if len(rows) > limit else None
-    return Page(messages=messages, next_cursor=next_cursor, seen_before=seen)
+    return Page(messages=await cards(conn, shown, seen), next_cursor=next_cursor, seen_before=seen)
+
+
+async def cards(conn: Connection, rows: Sequence[Row], seen: str) -> list[Message]:
+    """Message rows as the dashboard shows them (the inbox's page and search's), with
+    their replies read in one query; ``seen`` is the link's seen mark."""
+    replies = await _replies_of(conn, [str(row["id"]) for row in rows if row["reply_count"] > 0])
+    return [message_of(row, seen, replies) for row in rows]
+
+
+def message_of(row: Row, seen: str, replies: dict[str, list[Reply]]) -> Message:
+    """One message row as a dashboard card (``replies``: by message id, newest first)."""
+    return Message(
+        id=row["id"],
+        content=row["content"],
+        created_at=isoformat_us(row["created_at"]),
+        liked=bool(row["like_by_creator"]),
+        reply_count=int(row["reply_count"]),
+        unread=row["id"] > seen,
+        replies=replies.get(row["id"], []),
+    )
+
+
+def item_of(row: Row, *, thread: bool = False) -> InboxItem:
+    """One message row as the API's inbox item (the inbox's and search's). ``thread``:
+    show which message a follow-up follows (to the creator only: to anyone else two
+    answered messages of one thread would be two messages of one sender)."""
+    return InboxItem(
+        id=row["id"],
+        message_content=row["content"],
+        like_by_creator=bool(row["like_by_creator"]),
+        created_at=isoformat_us(row["created_at"]),
+        reply_count=int(row["reply_count"]),
+        follow_up_of=row["follow_up_of"] if thread else None,
+    )
 
 
 async def _replies_of(conn: Connection, message_ids: list[str]) -> dict[str, list[Reply]]:

@@ -9,12 +9,11 @@ character of it is syntax. How a page is found: ``search_repository``.
 
 from __future__ import annotations
 
-from anonbox.core.clock import isoformat_us
 from anonbox.core.database import Database, Row
 from anonbox.core.text import normalised_text
 from anonbox.messages import inbox, search_repository
 from anonbox.messages.inbox import InboxFilter
-from anonbox.messages.schemas import InboxItem, InboxPage
+from anonbox.messages.schemas import InboxPage
 
 MAX_QUERY_CHARACTERS = 100
 
@@ -54,17 +53,7 @@ async def search(
     rows, next_cursor, _ = await _matches(
         db, link_id=link_id, q=q, which=which, cursor=cursor, limit=limit
     )
-    items = [
-        InboxItem(
-            id=row["id"],
-            message_content=row["content"],
-            like_by_creator=bool(row["like_by_creator"]),
-            created_at=isoformat_us(row["created_at"]),
-            reply_count=int(row["reply_count"]),
-            follow_up_of=row["follow_up_of"],
-        )
-        for row in rows
-    ]
+    items = [inbox.item_of(row, thread=True) for row in rows]
     return InboxPage(items=items, next_cursor=next_cursor)
 
 
@@ -76,26 +65,5 @@ async def search_cards(
     rows, next_cursor, seen = await _matches(
         db, link_id=link_id, q=q, which=which, cursor=cursor, limit=limit, with_seen=True
     )
-    replies: dict[str, list[inbox.Reply]] = {}
-    answered = [str(row["id"]) for row in rows if row["reply_count"] > 0]
-    for reply in await search_repository.replies_of(db, answered):
-        replies.setdefault(reply["message_id"], []).append(
-            inbox.Reply(
-                id=reply["id"],
-                content=reply["content"],
-                created_at=isoformat_us(reply["created_at"]),
-            )
-        )
-    messages = [
-        inbox.Message(
-            id=row["id"],
-            content=row["content"],
-            created_at=isoformat_us(row["created_at"]),
-            liked=bool(row["like_by_creator"]),
-            reply_count=int(row["reply_count"]),
-            unread=row["id"] > seen,
-            replies=replies.get(row["id"], []),
-        )
-        for row in rows
-    ]
+    messages = await inbox.cards(db, rows, seen)
     return inbox.Page(messages=messages, next_cursor=next_cursor, seen_before=seen)

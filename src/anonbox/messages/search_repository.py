@@ -228,15 +228,3 @@ async def _postgres_index(
         # text: plan with it every time, never with a generic plan cached for another.
         await tx.execute("SET LOCAL plan_cache_mode = force_custom_plan")
         return await tx.fetch(sql, link_id, needle, below, limit, *extra)
-
-
-async def replies_of(conn: Connection, message_ids: list[str]) -> Sequence[Row]:
-    """The replies of these messages, newest first (for the dashboard's cards)."""
-    if not message_ids:
-        return []
-    marks = ", ".join(f"${n}" for n in range(1, len(message_ids) + 1))
-    return await conn.fetch(
-        f"SELECT id, message_id, content, created_at FROM replies WHERE message_id IN ({marks})"  # noqa: S608 - placeholders only
-        " ORDER BY id DESC",
-        *message_ids,
-    )

@@ -19,6 +19,7 @@ from anonbox.core.settings import IPNetwork
 from anonbox.links.availability import LinkGone, missing_link
 from anonbox.messages import repository
 from anonbox.messages.content import normalised_content
+from anonbox.messages.inbox import item_of
 from anonbox.messages.schemas import (
     InboxItem,
     InboxPage,
@@ -274,27 +275,14 @@ async def inbox(
     rows = await repository.inbox_page(
         db, link_id=link_id, before=cursor, limit=limit + 1, answered_only=answered_only
     )
-    items = [_inbox_item(row, thread=not answered_only) for row in rows[:limit]]
+    items = [item_of(row, thread=not answered_only) for row in rows[:limit]]
     return InboxPage(items=items, next_cursor=_next_cursor(rows, limit))
-
-
-def _inbox_item(row: Row, *, thread: bool = False) -> InboxItem:
-    """``thread``: show which message a follow-up follows (to the creator only: to anyone
-    else two answered messages of one thread would be two messages of one sender)."""
-    return InboxItem(
-        id=row["id"],
-        message_content=row["content"],
-        like_by_creator=bool(row["like_by_creator"]),
-        created_at=isoformat_us(row["created_at"]),
-        reply_count=row["reply_count"],
-        follow_up_of=row["follow_up_of"] if thread else None,
-    )
 
 
 async def answered_message(db: Database, *, link_id: str, message_id: str) -> InboxItem | None:
     """One message of the link that has a reply (what anyone may see), or None."""
     row = await repository.answered_message(db, link_id=link_id, message_id=message_id)
-    return None if row is None else _inbox_item(row)
+    return None if row is None else item_of(row)
 
 
 async def replies(
