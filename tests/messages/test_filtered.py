@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -15,8 +16,10 @@ from typing import Any
 import httpx
 import pytest
 
+from anonbox.auth.sessions import open_session
 from anonbox.core.clock import now_us
 from anonbox.core.database import connect
+from anonbox.core.settings import Settings
 from anonbox.messages import inbox
 from tests.actions import assert_error, inbox_ids, post_reply
 from tests.conftest import Creator, make_creator_in
@@ -397,3 +400,126 @@ def test_the_export_shows_filtered_messages_marked(
     assert "sender_hash" not in item
     [link] = data["links"]
     assert link["muted"] == "filter"
+
+
+# --- the clean-ups reach the folder ------------------------------------------------------
+
+
+def signed_in(server: Server, creator: Creator) -> httpx.Client:
+    """A browser signed in as the creator (a sign-in session's cookie), for the pages."""
+
+    async def open_one() -> str:
+        db = await connect(server.database_url)
+        try:
+            opened = await open_session(db, user_id=creator.user_id, settings=Settings())
+        finally:
+            await db.close()
+        return opened.access_token
+
+    token = asyncio.run(open_one())
+    return httpx.Client(base_url=server.url, timeout=30, cookies={"anonbox_session": token})
+
+
+def submit(browser: httpx.Client, page: str, action: str) -> httpx.Response:
+    """Post the form of ``page`` whose action is ``action``, as a browser would."""
+    shown = browser.get(page)
+    assert shown.status_code == 200, shown.text
+    form = re.search(
+        rf'<form method="post" action="{re.escape(action)}".*?</form>', shown.text, re.S
+    )
+    assert form, shown.text
+    fields = dict(
+        re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', form.group(0))
+    )
+    return browser.post(action, data=fields)
+
+
+def test_delete_all_from_a_sender_deletes_their_messages_in_the_folder_too(
+    api: httpx.Client, creator: Creator
+) -> None:
+    muted_word = word()
+    mute(api, creator, muted_word)
+    sender, someone_else = new_sender(), new_sender()
+    stored = sent_id(api, creator.link_id, "stored", sender)
+    in_folder = sent_id(api, creator.link_id, f"filtered {muted_word}", sender)
+    other_stored = sent_id(api, creator.link_id, "not theirs", someone_else)
+    other_filtered = sent_id(api, creator.link_id, f"not theirs {muted_word}", someone_else)
+
+    deleted = api.delete(f"/message/{creator.link_id}/{stored}/sender", headers=creator.headers)
+    assert deleted.status_code == 200, deleted.text
+    assert deleted.json()["data"] == {"deleted": 2}
+    assert inbox_ids(api, creator) == [other_stored]
+    assert folder_ids(api, creator) == [other_filtered]
+    assert in_folder not in folder_ids(api, creator)
+
+    # A message in the folder names its sender as well as one in the inbox.
+    deleted = api.delete(
+        f"/message/{creator.link_id}/{other_filtered}/sender", headers=creator.headers
+    )
+    assert deleted.status_code == 200, deleted.text
+    assert deleted.json()["data"] == {"deleted": 2}
+    assert inbox_ids(api, creator) == []
+    assert folder_ids(api, creator) == []
+
+
+def test_delete_all_unanswered_empties_the_folder_and_counts_it(
+    server: Server, api: httpx.Client, creator: Creator
+) -> None:
+    muted_word = word()
+    mute(api, creator, muted_word)
+    answered = sent_id(api, creator.link_id, "answered")
+    post_reply(api, creator, answered, "an answer")
+    sent_id(api, creator.link_id, "waiting")
+    for n in range(2):
+        sent_id(api, creator.link_id, f"{muted_word} {n}")
+    stranger = make_creator_in(server.database_url)
+    theirs = sent_id(api, stranger.link_id, f"theirs {muted_word}")
+    mute(api, stranger, muted_word)
+    # (Muting moved the stranger's waiting message to their own folder.)
+    assert folder_ids(api, stranger) == [theirs]
+
+    deleted = api.delete(f"/message/{creator.link_id}/unanswered", headers=creator.headers)
+    assert deleted.status_code == 200, deleted.text
+    assert deleted.json()["data"] == {"deleted": 3}
+    assert inbox_ids(api, creator) == [answered]
+    assert folder_ids(api, creator) == []
+    assert folder_ids(api, stranger) == [theirs]
+
+
+def test_the_clean_up_pages_say_the_folder_is_included_and_work_from_it(
+    server: Server, api: httpx.Client, creator: Creator
+) -> None:
+    muted_word = word()
+    mute(api, creator, muted_word)
+    base = f"/dashboard/links/{creator.link_id}"
+    sender = new_sender()
+    with signed_in(server, creator) as browser:
+        confirm = browser.get(f"{base}/unanswered/delete")
+        assert confirm.status_code == 200, confirm.text
+        plain = "Every message of this link that you have not replied to is deleted for good."
+        assert f"<p>{plain}</p>" in confirm.text
+        filtered_id = sent_id(api, creator.link_id, f"one {muted_word}", sender)
+        confirm = browser.get(f"{base}/unanswered/delete")
+        assert f"{plain} That includes the one message in the Filtered folder." in confirm.text
+        sent_id(api, creator.link_id, f"two {muted_word}")
+        confirm = browser.get(f"{base}/unanswered/delete")
+        assert f"{plain} That includes the 2 messages in the Filtered folder." in confirm.text
+
+        # "Delete all from this sender…" on a card of the folder, and back to the folder.
+        stored = sent_id(api, creator.link_id, "stored, same sender", sender)
+        folder_page = browser.get(f"{base}/filtered")
+        asked = f"{base}/messages/{filtered_id}/sender/delete?from=filtered"
+        card = re.search(rf'<article[^>]*id="f-{filtered_id}".*?</article>', folder_page.text, re.S)
+        assert card, folder_page.text
+        assert f'href="{asked}"' in card.group(0)
+        confirm = browser.get(asked)
+        assert confirm.status_code == 200, confirm.text
+        assert "those waiting in the Filtered folder too" in confirm.text
+        assert f'href="{base}/filtered#f-{filtered_id}"' in confirm.text  # Cancel
+        done = submit(browser, asked, f"{base}/messages/{filtered_id}/sender/delete")
+        assert done.status_code == 303, done.text
+        assert done.headers["location"] == f"{base}/filtered"
+    assert stored not in inbox_ids(api, creator)
+    assert filtered_id not in folder_ids(api, creator)
+    assert len(folder_ids(api, creator)) == 1
+

@@ -159,6 +159,20 @@ async def empty(conn: Connection, *, link_id: str) -> int:
     return await conn.execute("DELETE FROM filtered_messages WHERE link_id = $1", link_id)
 
 
+async def delete_from_sender(
+    conn: Connection, *, link_id: str, sender_epoch: int, sender_hash: str
+) -> int:
+    """The folder's share of "delete all from this sender" (by the link's index: a
+    folder is small)."""
+    return await conn.execute(
+        "DELETE FROM filtered_messages WHERE link_id = $1 AND sender_epoch = $2"
+        " AND sender_hash = $3",
+        link_id,
+        sender_epoch,
+        sender_hash,
+    )
+
+
 async def purge(conn: Connection, *, filtered_before: int) -> int:
     return await conn.execute(
         "DELETE FROM filtered_messages WHERE filtered_at <= $1", filtered_before

@@ -277,6 +277,8 @@ async def block_sender(
     "/message/{link_id:str}/{message_id:str}/sender",
     status_code=200,
     summary="Delete every message to this link from the sender of this one (creator)",
+    description="Those waiting in the link's filtered folder too; the message named may be "
+    "in the inbox or in the folder. `deleted` counts both.",
     responses={**_CREATOR_ERRORS, **error_responses(409)},
     security=SECURITY,
     tags=["safety"],
@@ -292,6 +294,8 @@ async def delete_from_sender(
     "/message/{link_id:str}/unanswered",
     status_code=200,
     summary="Delete every unanswered message of this link (creator)",
+    description="The link's filtered folder is emptied too (a message there cannot be "
+    "answered). `deleted` counts both.",
     responses=_CREATOR_ERRORS,
     security=SECURITY,
     tags=["safety"],

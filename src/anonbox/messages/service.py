@@ -17,7 +17,7 @@ from anonbox.core.groupcommit import GroupCommit
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import IPNetwork
 from anonbox.links.availability import LinkGone, missing_link
-from anonbox.messages import repository
+from anonbox.messages import filtered_repository, repository
 from anonbox.messages.content import normalised_content
 from anonbox.messages.inbox import item_of
 from anonbox.messages.schemas import (
@@ -307,13 +307,22 @@ async def replies(
 
 async def delete_from_sender_of(db: Database, *, link_id: str, message_id: str) -> int:
     """Delete every message to this link from the sender of this one (in the same key
-    period: across periods a sender cannot be recognised, by design)."""
-    target = await sender_of(db, message_id=message_id, link_id=link_id)
-    epoch, sender_hash = target.sender_key
-    return await repository.delete_from_sender(
-        db, link_id=link_id, sender_epoch=epoch, sender_hash=sender_hash
-    )
+    period: across periods a sender cannot be recognised, by design), those waiting in
+    the link's filtered folder too; ``message_id`` may be in either. How many."""
+    async with db.transaction() as tx:
+        target = await sender_of(tx, message_id=message_id, link_id=link_id)
+        epoch, sender_hash = target.sender_key
+        stored = await repository.delete_from_sender(
+            tx, link_id=link_id, sender_epoch=epoch, sender_hash=sender_hash
+        )
+        return stored + await filtered_repository.delete_from_sender(
+            tx, link_id=link_id, sender_epoch=epoch, sender_hash=sender_hash
+        )
 
 
 async def delete_unanswered(db: Database, *, link_id: str) -> int:
-    return await repository.delete_unanswered(db, link_id=link_id)
+    """Delete every unanswered message of the link, the filtered folder's included (a
+    message there cannot be answered); how many."""
+    async with db.transaction() as tx:
+        stored = await repository.delete_unanswered(tx, link_id=link_id)
+        return stored + await filtered_repository.empty(tx, link_id=link_id)

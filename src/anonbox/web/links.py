@@ -10,9 +10,10 @@ second click, not the inbox. The actions call the API's services (``links.servic
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Request, get, post
+from litestar.params import Parameter
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
@@ -23,9 +24,10 @@ from anonbox.core.errors import NotFound
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
+from anonbox.messages import filtered
 from anonbox.messages import service as messages
 from anonbox.web.dependencies import OwnedLink, SignedInBrowser, SignedInForm, signed_in_pages
-from anonbox.web.forms import dashboard_page, redirect_to, text_field
+from anonbox.web.forms import back_path, dashboard_page, redirect_to, text_field
 from anonbox.web.routing import site_url
 from anonbox.web.session import Browser
 
@@ -72,7 +74,9 @@ async def confirm_page(
     action: str,
     button: str,
     cancel: str,
+    back: str = "",
 ) -> Template:
+    """``back``: the dashboard page the action returns to, when not its own default."""
     return dashboard_page(
         request,
         browser,
@@ -85,6 +89,7 @@ async def confirm_page(
             "action": action,
             "button": button,
             "cancel": cancel,
+            "here": back,  # the form's "back" field (web.forms.back_path)
         },
     )
 
@@ -132,11 +137,21 @@ async def confirm_delete_unanswered(
         db,
         settings,
         title="Delete every unanswered message?",
-        text="Every message of this link that you have not replied to is deleted for good.",
+        text=_unanswered_text(await filtered.count(db, link_id=link.link_id)),
         action=f"{LINKS_PAGE}/{link.link_id}/unanswered/delete",
         button="Delete all unanswered",
         cancel=f"{LINKS_PAGE}/{link.link_id}",
     )
+
+
+def _unanswered_text(in_folder: int) -> str:
+    """What "Delete all unanswered" deletes: the folder's messages too (none is answered)."""
+    text = "Every message of this link that you have not replied to is deleted for good."
+    if in_folder == 1:
+        return text + " That includes the one message in the Filtered folder."
+    if in_folder:
+        return text + f" That includes the {in_folder:,} messages in the Filtered folder."
+    return text
 
 
 @post(_UNANSWERED, status_code=303)
@@ -150,6 +165,11 @@ async def delete_unanswered(
 _FROM_SENDER = LINKS_PAGE + "/{link_id:str}/messages/{message_id:str}/sender/delete"
 
 
+# "Delete all from this sender…" is offered on the inbox's cards and on the filtered
+# folder's (``from=filtered``): a message in either may name the sender.
+SenderOrigin = Annotated[str, Parameter(query="from", pattern="^(inbox|filtered)$")]
+
+
 @get(_FROM_SENDER)
 async def confirm_delete_from_sender(
     request: AnyRequest,
@@ -158,7 +178,10 @@ async def confirm_delete_from_sender(
     message_id: RowId,
     db: DB,
     settings: AppSettings,
+    origin: SenderOrigin = "inbox",
 ) -> Template:
+    base = f"{LINKS_PAGE}/{link.link_id}"
+    folder = origin == "filtered"
     return await confirm_page(
         request,
         browser,
@@ -166,10 +189,12 @@ async def confirm_delete_from_sender(
         settings,
         title="Delete every message from this sender?",
         text="Every message on this link from whoever sent this one is deleted for good, "
-        "with their replies. You will not learn who it was, or how many there were.",
-        action=f"{LINKS_PAGE}/{link.link_id}/messages/{message_id}/sender/delete",
+        "with their replies, those waiting in the Filtered folder too. You will not learn "
+        "who it was, or how many there were.",
+        action=f"{base}/messages/{message_id}/sender/delete",
         button="Delete all from this sender",
-        cancel=f"{LINKS_PAGE}/{link.link_id}#m-{message_id}",
+        cancel=f"{base}/filtered#f-{message_id}" if folder else f"{base}#m-{message_id}",
+        back=f"{base}/filtered" if folder else "",
     )
 
 
@@ -184,7 +209,7 @@ async def delete_from_sender(
 ) -> Redirect:
     with contextlib.suppress(NotFound):  # already gone: the inbox shows what is left
         await messages.delete_from_sender_of(db, link_id=link.link_id, message_id=message_id)
-    return redirect_to(browser, settings, f"{LINKS_PAGE}/{link.link_id}")
+    return redirect_to(browser, settings, back_path(form, f"{LINKS_PAGE}/{link.link_id}"))
 
 
 ROUTES: list[ControllerRouterHandler] = [
