@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import re
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -523,3 +525,58 @@ def test_the_clean_up_pages_say_the_folder_is_included_and_work_from_it(
     assert filtered_id not in folder_ids(api, creator)
     assert len(folder_ids(api, creator)) == 1
 
+
+# --- an open dashboard hears of moves ---------------------------------------------------
+
+
+def removals(lines: Iterator[str], expected: int) -> list[dict[str, Any]]:
+    """The next ``expected`` ``removed`` events of a live stream (keep-alives between)."""
+    found: list[dict[str, Any]] = []
+    kind = None
+    for line in lines:
+        if line.startswith("event:"):
+            kind = line.split(":", 1)[1].strip()
+        elif line.startswith("data:") and kind == "removed":
+            found.append(json.loads(line.split(":", 1)[1]))
+            if len(found) == expected:
+                break
+        elif not line:
+            kind = None
+    return found
+
+
+def test_an_open_dashboard_is_told_of_messages_moved_to_the_folder(
+    server: Server, api: httpx.Client, creator: Creator
+) -> None:
+    muted_word = word()
+    sender = new_sender()
+    with_word = sent_id(api, creator.link_id, f"this has {muted_word}")
+    from_sender = [sent_id(api, creator.link_id, f"mine {n}", sender) for n in range(2)]
+    plain = sent_id(api, creator.link_id, "plain")
+    path = f"/dashboard/links/{creator.link_id}/events"
+    with (
+        signed_in(server, creator) as browser,
+        browser.stream("GET", path, timeout=httpx.Timeout(10.0, read=5.0)) as events,
+    ):
+        assert events.status_code == 200
+        lines = events.iter_lines()
+        assert next(lines) == ": connected"
+        time.sleep(0.5)  # the stream has had its first look
+
+        mute(api, creator, muted_word)
+        assert removals(lines, 1) == [{"id": with_word, "filtered": True}]
+
+        blocked = api.post(
+            f"/message/{creator.link_id}/{from_sender[0]}/block", headers=creator.headers
+        )
+        assert blocked.status_code == 201, blocked.text
+        # One event per message, naming the message alone (no reason, nothing of the sender).
+        told = removals(lines, 2)
+        assert sorted(item["id"] for item in told) == sorted(from_sender)
+        assert all(item == {"id": item["id"], "filtered": True} for item in told)
+
+        # A deletion is told the same way, as not filtered.
+        deleted = api.delete(f"/message/{creator.link_id}/{plain}", headers=creator.headers)
+        assert deleted.status_code == 200, deleted.text
+        assert removals(lines, 1) == [{"id": plain, "filtered": False}]
+    assert sorted(folder_ids(api, creator)) == sorted([with_word, *from_sender])

@@ -19,18 +19,25 @@ from anonbox.notifications import repository as events
 _COLUMNS = (
     "id, link_id, content, created_at, sender_epoch, sender_hash, sender_network_hash, follow_up_of"
 )
+_EVENTS = "INSERT INTO events (user_id, link_id, kind, message_id, created_at)"
 
 
 async def _move_out(conn: Connection, dialect: str, where: str, args: Sequence[object]) -> int:
     """Move the unanswered messages matching ``where`` (about ``messages``, with ``$2``…
-    for ``args``; ``$1`` is the time) into the folder; how many moved."""
+    for ``args``; ``$1`` is the time) into the folder, each with a ``message.filtered``
+    event so that an open dashboard drops it (no channel takes that kind); how many
+    moved."""
     if dialect == "postgresql":
         row = await conn.fetchrow(
             f"WITH moved AS (DELETE FROM messages WHERE reply_count = 0 AND ({where})"  # noqa: S608
             f" RETURNING {_COLUMNS}),"
             f" kept AS (INSERT INTO filtered_messages ({_COLUMNS}, filtered_at)"
-            f" SELECT {_COLUMNS}, CAST($1 AS BIGINT) FROM moved RETURNING id)"
-            " SELECT count(*) AS n FROM kept",
+            f" SELECT {_COLUMNS}, CAST($1 AS BIGINT) FROM moved RETURNING id, link_id),"
+            f" told AS ({_EVENTS} SELECT l.user_id, k.link_id, '{events.MESSAGE_FILTERED}',"
+            " k.id, CAST($1 AS BIGINT) FROM kept k JOIN links l ON l.id = k.link_id ORDER BY k.id)"
+            f" SELECT count(*) AS n, (SELECT count(pg_notify('{events.NOTIFY_CHANNEL}',"
+            " 'link:' || d.link_id))"
+            " FROM (SELECT DISTINCT link_id FROM kept) d) AS notified FROM kept",
             *args,
         )
         return 0 if row is None else int(row["n"])
@@ -38,6 +45,13 @@ async def _move_out(conn: Connection, dialect: str, where: str, args: Sequence[o
         f"INSERT INTO filtered_messages ({_COLUMNS}, filtered_at)"  # noqa: S608
         f" SELECT {_COLUMNS}, CAST($1 AS BIGINT) FROM messages"
         f" WHERE reply_count = 0 AND ({where})",
+        *args,
+    )
+    # Before the rows go (SQLite's live fan-out tails these events: no notification).
+    await conn.execute(
+        f"{_EVENTS} SELECT (SELECT l.user_id FROM links l WHERE l.id = messages.link_id),"  # noqa: S608
+        f" link_id, '{events.MESSAGE_FILTERED}', id, CAST($1 AS BIGINT) FROM messages"
+        f" WHERE reply_count = 0 AND ({where}) ORDER BY id",
         *args,
     )
     # The time is not needed here, but SQLite expects as many parameters as the highest

@@ -16,6 +16,11 @@ MESSAGE_CREATED = "message.created"
 REPLY_CREATED = "reply.created"
 MESSAGE_DELETED = "message.deleted"
 MESSAGE_REPORTED = "message.reported"  # someone reported one of the creator's messages
+# A waiting message moved to its link's filtered folder by a muted word or a block added
+# later. For the live dashboard only: no channel takes it (not in ``schemas.EVENT_KINDS``).
+MESSAGE_FILTERED = "message.filtered"
+# What took a message out of its link's inbox, as the live dashboard hears of it.
+_REMOVALS = f"'{MESSAGE_DELETED}', '{MESSAGE_FILTERED}'"
 
 _FROM_MESSAGES = {
     "sqlite": (
@@ -118,6 +123,35 @@ async def links_since(conn: Connection, seq: int) -> Sequence[Row]:
     return await conn.fetch(
         "SELECT seq, link_id FROM events WHERE seq > $1 ORDER BY seq LIMIT 1000", seq
     )
+
+
+async def removals_since(
+    conn: Connection, *, link_id: str, after: int | None, limit: int = 200
+) -> tuple[int, Sequence[Row]]:
+    """The messages that left the link's inbox (deleted, or moved to its folder) in events
+    after seq ``after``, oldest first (seq, kind, message_id); and the seq to read after
+    next time. With ``after`` None, only that seq: nothing before it is news.
+
+    On PostgreSQL a seq is taken before its transaction commits, so one committed just
+    after a read may fall below it and be missed, as a message whose id is older than the
+    stream's newest is (``messages.inbox.since``): a live page is a convenience, a reload
+    is the truth."""
+    if after is None:
+        return await last_seq(conn), []
+    rows = await conn.fetch(
+        "SELECT t.top, e.seq, e.kind, e.message_id"  # noqa: S608 - constant kinds
+        " FROM (SELECT COALESCE(MAX(seq), 0) AS top FROM events) t"
+        " LEFT JOIN events e ON e.seq > $1 AND e.seq <= t.top AND e.link_id = $2"
+        f" AND e.kind IN ({_REMOVALS})"
+        " ORDER BY e.seq LIMIT $3",
+        after,
+        link_id,
+        limit,
+    )
+    found = [row for row in rows if row["seq"] is not None]
+    if len(found) == limit:  # more to come: read on from the last one
+        return int(found[-1]["seq"]), found
+    return max(after, int(rows[0]["top"])) if rows else after, found
 
 
 async def sessions_ended_since(conn: Connection, since: int) -> Sequence[Row]:

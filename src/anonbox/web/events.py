@@ -1,4 +1,8 @@
-"""Page route: a link's new messages, live, as server-sent events for ``dashboard.js``.
+"""Page route: a link's new messages, live, as server-sent events for ``dashboard.js``;
+and the messages that left its inbox (deleted, or moved to the filtered folder by a muted
+word or a block added later), so that an open tab drops them. A removal names the
+message and whether it went to the folder, nothing else: not why, and nothing about
+its sender.
 
 A stream waits on its process's hub (``notifications.fanout``) for its link and its
 sign-in session: it reads the database only when woken, so an idle stream costs no
@@ -22,11 +26,12 @@ from litestar.types import ControllerRouterHandler
 
 from anonbox.auth.sessions import still_signed_in
 from anonbox.core.clock import isoformat_us
-from anonbox.core.database import Database
+from anonbox.core.database import Database, Row
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import RateLimited
 from anonbox.core.ids import is_ulid
 from anonbox.messages import inbox
+from anonbox.notifications import repository as events
 from anonbox.notifications.fanout import Hub, HubDep
 from anonbox.web.dependencies import OwnedLink, SignedInBrowser, signed_in_pages
 from anonbox.web.session import carry_renewal
@@ -58,6 +63,7 @@ async def _stream(
 ) -> AsyncIterator[ServerSentEventMessage]:
     yield ServerSentEventMessage(data=None, comment="connected", retry=2000)
     ends = time.monotonic() + STREAM_SECONDS
+    removed_after: int | None = None  # the outbox's seq, learnt on the first look
     with hub.subscription(f"link:{link_id}", f"session:{session_id}") as woken:
         woken.set()  # a first look: the page may be older than the stream
         while (left := ends - time.monotonic()) > 0:
@@ -81,6 +87,17 @@ async def _stream(
                 yield ServerSentEventMessage(
                     data=msgspec.json.encode(data).decode(), event="message", id=after
                 )
+            removed_after, removals = await events.removals_since(
+                db, link_id=link_id, after=removed_after
+            )
+            for row in removals:
+                yield _removal(row)
+
+
+def _removal(row: Row) -> ServerSentEventMessage:
+    """No ``id``: the browser's Last-Event-ID stays the newest message it was given."""
+    data = {"id": row["message_id"], "filtered": row["kind"] == events.MESSAGE_FILTERED}
+    return ServerSentEventMessage(data=msgspec.json.encode(data).decode(), event="removed")
 
 
 @get("/dashboard/links/{link_id:str}/events")
@@ -93,7 +110,8 @@ async def link_events(
     hub: HubDep,
     after: str | None = None,
 ) -> ServerSentEvent:
-    """New messages of the link as they are stored, as server-sent events (JSON data)."""
+    """New messages of the link as they are stored (``message``), and those that left its
+    inbox (``removed``), as server-sent events (JSON data)."""
     start = request.headers.get("last-event-id") or after
     if start is None or not is_ulid(start):
         start = await inbox.newest_id(db, link.link_id)

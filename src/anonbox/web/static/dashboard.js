@@ -1,5 +1,6 @@
 // Live inbox: new messages arrive as server-sent events (JSON) and are added with
-// textContent, never as HTML. Without this file every page still works by reloading.
+// textContent, never as HTML; messages deleted or moved to the filtered folder meanwhile
+// (a "removed" event) are taken off. Without this file every page still works by reloading.
 (function () {
   "use strict";
   // "Copy link": shown only where the page may write to the clipboard.
@@ -70,5 +71,24 @@
         empty.remove();
       }
     }
+  });
+  source.addEventListener("removed", function (event) {
+    var removed = JSON.parse(event.data);
+    if (removed.filtered) {
+      var filtered = document.getElementById("filtered-count");
+      if (filtered) {
+        filtered.textContent = String(Number(filtered.textContent || "0") + 1);
+      }
+    }
+    var node = list.querySelector('[data-message-id="' + removed.id + '"]');
+    if (!node) {
+      return;
+    }
+    if (node.classList.contains("unread")) {
+      var count = Math.max(Number(unread.dataset.count || "0") - 1, 0);
+      unread.dataset.count = String(count);
+      unread.textContent = String(count);
+    }
+    node.remove();
   });
 })();
