@@ -580,3 +580,38 @@ def test_an_open_dashboard_is_told_of_messages_moved_to_the_folder(
         assert deleted.status_code == 200, deleted.text
         assert removals(lines, 1) == [{"id": plain, "filtered": False}]
     assert sorted(folder_ids(api, creator)) == sorted([with_word, *from_sender])
+
+
+# --- a network block ------------------------------------------------------------------------
+
+_networks = itertools.count(1)
+
+
+def test_a_network_block_moves_the_networks_waiting_messages(
+    api: httpx.Client, creator: Creator
+) -> None:
+    n = next(_networks)
+    slash_24 = f"10.78.{n}"  # the IPv4 network a block of {slash_24}.1 covers
+    slash_48 = f"2001:db8:{n:x}"  # and the IPv6 one of {slash_48}:1::1
+    first = sent_id(api, creator.link_id, "first", f"{slash_24}.1")
+    neighbour = sent_id(api, creator.link_id, "next door", f"{slash_24}.2")
+    answered = sent_id(api, creator.link_id, "answered", f"{slash_24}.3")
+    post_reply(api, creator, answered, "an answer")
+    elsewhere = sent_id(api, creator.link_id, "another /24", f"10.78.{n + 100}.1")
+    v6_first = sent_id(api, creator.link_id, "v6 first", f"{slash_48}:1::1")
+    v6_neighbour = sent_id(api, creator.link_id, "v6 next door", f"{slash_48}:ff00::9")
+    v6_elsewhere = sent_id(api, creator.link_id, "another /48", f"2001:db8:{n + 100:x}::1")
+    base = f"/message/{creator.link_id}"
+
+    # Blocking the sender alone moves the sender's messages, not the neighbours'.
+    blocked = api.post(f"{base}/{first}/block", headers=creator.headers)
+    assert blocked.status_code == 201, blocked.text
+    assert folder_ids(api, creator) == [first]
+    blocked = api.post(f"{base}/{first}/block?network=true", headers=creator.headers)
+    assert blocked.status_code == 201, blocked.text
+    assert blocked.json()["data"]["network"] is True
+    assert sorted(folder_ids(api, creator)) == sorted([first, neighbour])
+    blocked = api.post(f"{base}/{v6_first}/block?network=true", headers=creator.headers)
+    assert blocked.status_code == 201, blocked.text
+    assert sorted(folder_ids(api, creator)) == sorted([first, neighbour, v6_first, v6_neighbour])
+    assert inbox_ids(api, creator) == [v6_elsewhere, elsewhere, answered]

@@ -453,3 +453,46 @@ def test_a_replayed_post_gets_a_new_receipt_that_replaces_the_first(
     assert third["id"] == first["id"]
     assert "receipt" not in third
     assert receipt(api, second["receipt"]["token"])["follow_up"] is not None
+
+
+def test_a_follow_up_with_a_muted_word_lands_in_the_folder_answered_as_a_stored_one(
+    api: httpx.Client, creator: Creator
+) -> None:
+    word = f"muted{uuid.uuid4().hex[:8]}"
+    muted_one = send(api, creator.link_id, unique("an ordinary first message"))
+    stored_one = send(api, creator.link_id, unique("another ordinary first message"))
+    muted = api.post("/muted-words", json={"word": word}, headers=creator.headers)
+    assert muted.status_code == 201, muted.text
+
+    filtered = follow_up(api, muted_one["receipt"]["token"], f"and {word.upper()} too")
+    stored = follow_up(api, stored_one["receipt"]["token"], unique("a plain follow-up"))
+    assert filtered.status_code == stored.status_code == 201, filtered.text
+    assert shape(filtered.json()) == shape(stored.json())
+    assert filtered.json()["message"] == stored.json()["message"]
+    filtered_id = filtered.json()["data"]["id"]
+
+    # In the folder, threaded under its original; not in the inbox.
+    inbox = {m["id"]: m for m in inbox_items(api, creator)}
+    assert filtered_id not in inbox
+    assert inbox[stored.json()["data"]["id"]]["follow_up_of"] == stored_one["id"]
+    folder = api.get(f"/message/{creator.link_id}/filtered", headers=creator.headers)
+    assert folder.status_code == 200, folder.text
+    [item] = folder.json()["data"]["items"]
+    assert (item["id"], item["follow_up_of"]) == (filtered_id, muted_one["id"])
+    # The sender's receipt reads as for the stored follow-up.
+    filtered_view = receipt(api, muted_one["receipt"]["token"])
+    assert shape(filtered_view) == shape(receipt(api, stored_one["receipt"]["token"]))
+    assert filtered_view["follow_up"]["answered"] is False
+    assert filtered_view["can_follow_up"] is False
+
+    # Restored, it is in the thread; answered, the receipt shows the answer.
+    restored = api.post(
+        f"/message/{creator.link_id}/{filtered_id}/restore", headers=creator.headers
+    )
+    assert restored.status_code == 200, restored.text
+    inbox = {m["id"]: m for m in inbox_items(api, creator)}
+    assert inbox[filtered_id]["follow_up_of"] == muted_one["id"]
+    post_reply(api, creator, filtered_id, "answered after all")
+    shown = receipt(api, muted_one["receipt"]["token"])["follow_up"]
+    assert shown["answered"] is True
+    assert [r["message_content"] for r in shown["replies"]] == ["answered after all"]
