@@ -18,16 +18,15 @@ from typing import Any
 import httpx
 import pytest
 
-from anonbox.auth.sessions import open_session
 from anonbox.core.clock import now_us
 from anonbox.core.database import connect
-from anonbox.core.settings import Settings
 from anonbox.messages import inbox
 from tests.actions import assert_error, inbox_ids, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.admin import make_account
 from tests.support.db import execute, query
+from tests.support.signin import signed_in
 
 UNKNOWN_ULID = "01jabcdefghjkmnpqrstvwxyz0"
 DAY_US = 86_400 * 1_000_000
@@ -407,21 +406,6 @@ def test_the_export_shows_filtered_messages_marked(
 # --- the clean-ups reach the folder ------------------------------------------------------
 
 
-def signed_in(server: Server, creator: Creator) -> httpx.Client:
-    """A browser signed in as the creator (a sign-in session's cookie), for the pages."""
-
-    async def open_one() -> str:
-        db = await connect(server.database_url)
-        try:
-            opened = await open_session(db, user_id=creator.user_id, settings=Settings())
-        finally:
-            await db.close()
-        return opened.access_token
-
-    token = asyncio.run(open_one())
-    return httpx.Client(base_url=server.url, timeout=30, cookies={"anonbox_session": token})
-
-
 def submit(browser: httpx.Client, page: str, action: str) -> httpx.Response:
     """Post the form of ``page`` whose action is ``action``, as a browser would."""
     shown = browser.get(page)
@@ -495,7 +479,7 @@ def test_the_clean_up_pages_say_the_folder_is_included_and_work_from_it(
     mute(api, creator, muted_word)
     base = f"/dashboard/links/{creator.link_id}"
     sender = new_sender()
-    with signed_in(server, creator) as browser:
+    with signed_in(server, creator.user_id) as browser:
         confirm = browser.get(f"{base}/unanswered/delete")
         assert confirm.status_code == 200, confirm.text
         plain = "Every message of this link that you have not replied to is deleted for good."
@@ -555,7 +539,7 @@ def test_an_open_dashboard_is_told_of_messages_moved_to_the_folder(
     plain = sent_id(api, creator.link_id, "plain")
     path = f"/dashboard/links/{creator.link_id}/events"
     with (
-        signed_in(server, creator) as browser,
+        signed_in(server, creator.user_id) as browser,
         browser.stream("GET", path, timeout=httpx.Timeout(10.0, read=5.0)) as events,
     ):
         assert events.status_code == 200

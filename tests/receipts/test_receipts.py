@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import html
 import itertools
+import re
 import secrets
 import uuid
 from collections.abc import Callable, Iterator
@@ -23,6 +25,7 @@ from tests.actions import assert_error, inbox_items, post_reply, reply_items
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.db import execute, query
+from tests.support.signin import signed_in
 
 SEED_KEYS = {"id", "message_content", "created_at"}
 _senders = itertools.count(1)
@@ -496,3 +499,49 @@ def test_a_follow_up_with_a_muted_word_lands_in_the_folder_answered_as_a_stored_
     shown = receipt(api, muted_one["receipt"]["token"])["follow_up"]
     assert shown["answered"] is True
     assert [r["message_content"] for r in shown["replies"]] == ["answered after all"]
+
+
+# --- the creator's dashboard marks follow-ups ------------------------------------------------
+
+
+def card(page: str, message_id: str) -> str:
+    found = re.search(rf'<article[^>]*data-message-id="{message_id}".*?</article>', page, re.S)
+    assert found, page
+    return found.group(0)
+
+
+def text_of(markup: str) -> str:
+    """What a page says, single-spaced, without its tags."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", markup)).split())
+
+
+def test_the_dashboard_marks_a_follow_up_with_the_message_it_follows(
+    site: Server, api: httpx.Client, creator: Creator
+) -> None:
+    marker = uuid.uuid4().hex[:10]
+    original = send(api, creator.link_id, f"{marker} " + "a long first message " * 6)
+    ordinary = send(api, creator.link_id, f"{marker} an ordinary message")
+    sent = follow_up(api, original["receipt"]["token"], f"{marker} and one more thing")
+    assert sent.status_code == 201, sent.text
+    follow_up_id = sent.json()["data"]["id"]
+    excerpt = original["message_content"][:79].rstrip() + "…"
+    base = f"/dashboard/links/{creator.link_id}"
+
+    with signed_in(site, creator.user_id) as browser:
+        for path in (base, f"{base}/search?q={marker}"):
+            page = browser.get(path)
+            assert page.status_code == 200, page.text
+            marked = card(page.text, follow_up_id)
+            assert 'class="follow-up' in marked
+            assert f'data-follow-up-of="{original["id"]}"' in marked
+            assert text_of(marked).count(f"Follow-up to “{excerpt}”") == 1, marked
+            for plain in (original["id"], ordinary["id"]):
+                assert "Follow-up" not in card(page.text, plain)
+
+        # Its original deleted, the follow-up still says what it is.
+        deleted = api.delete(
+            f"/message/{creator.link_id}/{original['id']}", headers=creator.headers
+        )
+        assert deleted.status_code == 200, deleted.text
+        marked = card(browser.get(base).text, follow_up_id)
+        assert "Follow-up to an earlier message" in text_of(marked)

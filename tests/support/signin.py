@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 
+import httpx
+
+from anonbox.auth.sessions import open_session
+from anonbox.core.database import connect
+from anonbox.core.settings import Settings
 from tests.server import Server
 
 
@@ -27,3 +33,18 @@ def signin_link_command(server: Server, email: str) -> str:
         check=True,
     )
     return made.stdout.strip()
+
+
+def signed_in(server: Server, user_id: str) -> httpx.Client:
+    """A browser signed in as ``user_id`` (a sign-in session's cookie), for the pages."""
+
+    async def open_one() -> str:
+        db = await connect(server.database_url)
+        try:
+            opened = await open_session(db, user_id=user_id, settings=Settings())
+        finally:
+            await db.close()
+        return opened.access_token
+
+    token = asyncio.run(open_one())
+    return httpx.Client(base_url=server.url, timeout=30, cookies={"anonbox_session": token})

@@ -18,6 +18,8 @@ from anonbox.messages.schemas import InboxItem
 
 # Counting stops here: a badge says "99+", and a huge inbox costs no more than this.
 UNREAD_COUNT_CAP = 100
+# How much of the message a follow-up follows its card shows.
+FOLLOWED_EXCERPT_CHARACTERS = 80
 
 
 class InboxFilter(StrEnum):
@@ -52,6 +54,10 @@ class Message:
     reply_count: int
     unread: bool
     replies: list[Reply]
+    # A sender's follow-up through their receipt: the message it follows, and the start
+    # of that message's text while it is still in the inbox (else None).
+    follow_up_of: str | None = None
+    follows: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +123,7 @@ async def page(
     if before:
         where += f" AND id < {bound(before)}"
     # Only fixed fragments are joined here; every value is bound.
-    sql = f"SELECT id, content, created_at, like_by_creator, reply_count FROM messages WHERE {where} ORDER BY id DESC LIMIT $2"  # noqa: S608, E501
+    sql = f"SELECT id, content, created_at, like_by_creator, reply_count, follow_up_of FROM messages WHERE {where} ORDER BY id DESC LIMIT $2"  # noqa: S608, E501
     rows = await conn.fetch(sql, *args)
     shown = rows[:limit]
     next_cursor = str(shown[-1]["id"]) if len(rows) > limit else None
@@ -126,13 +132,21 @@ async def page(
 
 async def cards(conn: Connection, rows: Sequence[Row], seen: str) -> list[Message]:
     """Message rows as the dashboard shows them (the inbox's page and search's), with
-    their replies read in one query; ``seen`` is the link's seen mark."""
+    their replies, and the messages the follow-ups among them follow, read in one query
+    each; ``seen`` is the link's seen mark."""
     replies = await _replies_of(conn, [str(row["id"]) for row in rows if row["reply_count"] > 0])
-    return [message_of(row, seen, replies) for row in rows]
+    followed = await _excerpts_of(
+        conn, sorted({str(r["follow_up_of"]) for r in rows if r["follow_up_of"]})
+    )
+    return [message_of(row, seen, replies, followed) for row in rows]
 
 
-def message_of(row: Row, seen: str, replies: dict[str, list[Reply]]) -> Message:
-    """One message row as a dashboard card (``replies``: by message id, newest first)."""
+def message_of(
+    row: Row, seen: str, replies: dict[str, list[Reply]], followed: dict[str, str]
+) -> Message:
+    """One message row as a dashboard card (``replies``: by message id, newest first;
+    ``followed``: excerpts of the messages follow-ups follow, by id)."""
+    follow_up_of = row["follow_up_of"]
     return Message(
         id=row["id"],
         content=row["content"],
@@ -141,6 +155,8 @@ def message_of(row: Row, seen: str, replies: dict[str, list[Reply]]) -> Message:
         reply_count=int(row["reply_count"]),
         unread=row["id"] > seen,
         replies=replies.get(row["id"], []),
+        follow_up_of=follow_up_of,
+        follows=None if follow_up_of is None else followed.get(follow_up_of),
     )
 
 
@@ -156,6 +172,24 @@ def item_of(row: Row, *, thread: bool = False) -> InboxItem:
         reply_count=int(row["reply_count"]),
         follow_up_of=row["follow_up_of"] if thread else None,
     )
+
+
+async def _excerpts_of(conn: Connection, message_ids: list[str]) -> dict[str, str]:
+    """The start of these messages' text, by id (those no longer in the inbox are absent)."""
+    if not message_ids:
+        return {}
+    marks = ", ".join(f"${n}" for n in range(1, len(message_ids) + 1))
+    rows = await conn.fetch(
+        f"SELECT id, content FROM messages WHERE id IN ({marks})",  # noqa: S608 - placeholders only
+        *message_ids,
+    )
+    return {str(row["id"]): _excerpt(str(row["content"])) for row in rows}
+
+
+def _excerpt(text: str) -> str:
+    if len(text) <= FOLLOWED_EXCERPT_CHARACTERS:
+        return text
+    return text[: FOLLOWED_EXCERPT_CHARACTERS - 1].rstrip() + "…"
 
 
 async def _replies_of(conn: Connection, message_ids: list[str]) -> dict[str, list[Reply]]:
