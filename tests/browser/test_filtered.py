@@ -101,3 +101,36 @@ def test_a_stranger_cannot_open_or_empty_someone_elses_folder(
         f"{site.url}/dashboard/links/{victim.link_id}/filtered/empty", form={"csrf_token": token}
     )
     assert done.status == 403
+
+
+def test_an_open_inbox_drops_a_message_a_word_muted_in_another_tab_moves(
+    site: Site, new_context: Callable[..., BrowserContext]
+) -> None:
+    context = new_context(viewport=DESKTOP)
+    inbox = context.new_page()
+    email = f"live-{uuid.uuid4().hex[:10]}@example.org"
+    inbox.goto(off_the_loop(signin_link_command, site.server, email))
+    link_id = inbox.locator("#inbox").get_attribute("data-link-id")
+    assert link_id
+    word = f"zqmute{uuid.uuid4().hex[:8]}"
+    kept = post(site, link_id, "nothing muted here")
+    doomed = post(site, link_id, f"this has {word}")
+    inbox.goto(f"{site.url}/dashboard/links/{link_id}")
+    expect(inbox.locator("#messages article")).to_have_count(2)
+    expect(inbox.locator("#filtered-link")).to_have_text("Filtered (0)")
+    new_one = post(site, link_id, f"and {word} again, arriving live")
+    expect(inbox.locator(f"#m-{new_one}")).to_be_visible()
+    expect(inbox.locator("#unread-count")).to_have_text("3")
+
+    settings = context.new_page()
+    settings.goto(f"{site.url}/dashboard/account")
+    settings.get_by_label("Word to mute").fill(word)
+    settings.get_by_role("button", name="Mute word").click()
+    expect(settings.locator("#muted-words")).to_contain_text(word)
+
+    # Without a reload: both cards go, the folder's count and the unread count follow.
+    expect(inbox.locator("#messages article")).to_have_count(1)
+    expect(inbox.locator(f"#m-{kept}")).to_be_visible()
+    expect(inbox.locator(f"#m-{doomed}")).to_have_count(0)
+    expect(inbox.locator("#filtered-link")).to_have_text("Filtered (2)")
+    expect(inbox.locator("#unread-count")).to_have_text("1")
