@@ -151,6 +151,25 @@ def test_creator_operations_document_the_api_key_header(doc: dict[str, Any]) -> 
     assert not doc["paths"][INBOX]["post"].get("security", doc.get("security"))
 
 
+# Routes an account scheduled for erasure may still use: to see or cancel the deletion.
+STILL_OPEN_WHILE_ERASING = {("/account/deletion", "get"), ("/account/deletion", "delete")}
+
+
+def test_operations_taking_a_credential_document_its_refusals(doc: dict[str, Any]) -> None:
+    """A credential can be wrong (401) or belong to an account scheduled for erasure (403
+    ``account_deletion_pending``): every operation that reads one documents both."""
+    undocumented = []
+    for path, operations in doc["paths"].items():
+        for method, operation in operations.items():
+            if not isinstance(operation, dict) or not operation.get("security"):
+                continue
+            expected = {"401"} if (path, method) in STILL_OPEN_WHILE_ERASING else {"401", "403"}
+            missing = expected - set(operation["responses"])
+            if missing:
+                undocumented.append(f"{method.upper()} {path}: {sorted(missing)}")
+    assert undocumented == []
+
+
 @pytest.mark.parametrize("path", [INBOX, THREAD])
 def test_public_reads_document_the_credential_as_optional(
     api: httpx.Client, creator: Creator, doc: dict[str, Any], path: str

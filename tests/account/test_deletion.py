@@ -72,6 +72,17 @@ def test_a_deleted_accounts_links_are_gone_and_store_nothing(
         assert_error(api.get(f"/message/{link_id}"), 410, "link_gone")
         assert_error(api.get(f"/links/{link_id}/public"), 410, "link_gone")
     assert_error(api.get(f"/message/{account.creator.link_id}/{message_id}"), 410, "link_gone")
+    # A report on its messages is refused the same way: nobody is left to act on it.
+    reported = api.post(
+        f"/message/{account.creator.link_id}/{message_id}/report", json={"reason": "spam"}
+    )
+    assert_error(reported, 410, "link_gone")
+    # A person opening the link, or its answer's card, gets a page saying it is over.
+    page = api.get(f"/{account.creator.link_id}", headers={"Accept": "text/html"})
+    assert page.status_code == 410
+    assert "no longer available" in page.text
+    card = api.get(f"/{account.creator.link_id}/{message_id}/card.png")
+    assert card.status_code == 410
     assert {link: stored_under(server.database_url, link) for link in account.link_ids} == before
 
 

@@ -183,7 +183,7 @@ async def logout(request: AnyRequest, db: DB, signed_in: Principal) -> Response[
 @get(
     "/user",
     summary="The signed-in creator's profile",
-    responses=error_responses(401, 503),
+    responses=error_responses(401, 403, 503),
     security=SECURITY,
     tags=_TAGS,
 )

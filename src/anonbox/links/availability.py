@@ -24,3 +24,14 @@ async def missing_link(conn: Connection, link_id: str) -> NotFound:
     if await repository.link_erased(conn, link_id):
         return LinkGone()
     return NotFound(NO_LINK)
+
+
+async def live_link_owner(conn: Connection, link_id: str) -> str:
+    """The owner of a link still in use; raises ``NotFound`` for no such link, and
+    ``LinkGone`` for one deleted or whose account is being deleted."""
+    holder = await repository.link_holder(conn, link_id)
+    if holder is None:
+        raise await missing_link(conn, link_id)
+    if holder["disabled"]:
+        raise LinkGone()
+    return str(holder["user_id"])

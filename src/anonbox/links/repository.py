@@ -37,7 +37,8 @@ async def insert_link(conn: Connection, *, user_id: str, prompt: str, created_at
 
 
 async def link_erased(conn: Connection, link_id: str) -> bool:
-    """Whether the id belonged to a link of an erased account (never given out again)."""
+    """Whether the id belonged to a link that was deleted, or erased with its account
+    (never given out again)."""
     return await conn.fetchrow("SELECT 1 FROM link_tombstones WHERE id = $1", link_id) is not None
 
 
@@ -127,9 +128,18 @@ async def resume_ended_pauses(conn: Connection, now: int) -> int:
     )
 
 
-async def delete_link(conn: Connection, *, link_id: str, user_id: str) -> bool:
+async def delete_link(conn: Connection, *, link_id: str, user_id: str, now: int) -> bool:
     """Delete the link; its messages, their replies and its idempotency records go with it
-    (ON DELETE CASCADE), while reports on its messages stay, detached."""
+    (ON DELETE CASCADE), while reports on its messages stay, detached. Its id goes to the
+    tombstones, so it is never handed out again and answers "gone" from now on. Run in a
+    transaction: the tombstone and the deletion land together."""
+    await conn.execute(
+        "INSERT INTO link_tombstones (id, erased_at) SELECT id, $3 FROM links"
+        " WHERE id = $1 AND user_id = $2 ON CONFLICT (id) DO NOTHING",
+        link_id,
+        user_id,
+        now,
+    )
     deleted = await conn.execute(
         "DELETE FROM links WHERE id = $1 AND user_id = $2", link_id, user_id
     )

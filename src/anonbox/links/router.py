@@ -31,7 +31,7 @@ _CREATOR_ERRORS = (400, 401, 403, 404, 410, 503)
     summary="Create another link, with its own prompt",
     description=f"A creator may own up to {service.MAX_LINKS_PER_CREATOR} links; "
     "send {} for the default prompt.",
-    responses=error_responses(400, 401, 409, *BODY_ERRORS, 503),
+    responses=error_responses(400, 401, 403, 409, *BODY_ERRORS, 503),
     security=SECURITY,
     tags=_TAGS,
 )
@@ -46,7 +46,7 @@ async def create_link(
     "/links",
     summary="Your links, oldest first",
     description="The oldest is your default link: the one GET /user names.",
-    responses=error_responses(401, 503),
+    responses=error_responses(401, 403, 503),
     security=SECURITY,
     tags=_TAGS,
 )

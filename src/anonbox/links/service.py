@@ -11,7 +11,7 @@ from anonbox.core.database import Database, Row
 from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from anonbox.core.text import normalised_text
 from anonbox.links import repository
-from anonbox.links.availability import LinkGone, missing_link
+from anonbox.links.availability import NO_LINK, LinkGone, missing_link
 from anonbox.links.schemas import (
     MAX_PAUSE_HOURS,
     MAX_PROMPT_CHARACTERS,
@@ -23,7 +23,6 @@ from anonbox.links.schemas import (
 # A creator's links are listed in one response, unpaginated: the cap keeps it small.
 MAX_LINKS_PER_CREATOR = 100
 
-_NO_LINK = "No link with this id"
 _US = 1_000_000
 RESUME_SECONDS = 5.0  # how often ended pauses are looked for
 
@@ -72,7 +71,7 @@ async def links_of(db: Database, *, user_id: str) -> LinkList:
 async def link(db: Database, *, link_id: str, user_id: str) -> LinkOut:
     row = await repository.link_of(db, link_id=link_id, user_id=user_id)
     if row is None:
-        raise NotFound(_NO_LINK)
+        raise NotFound(NO_LINK)
     return _link_out(row)
 
 
@@ -140,14 +139,16 @@ async def update_link(
         muted=muted,
     )
     if row is None:
-        raise NotFound(_NO_LINK)
+        raise NotFound(NO_LINK)
     return _link_out(row)
 
 
 async def delete_link(db: Database, *, link_id: str, user_id: str) -> None:
-    """Delete the link with every message and reply under it."""
-    if not await repository.delete_link(db, link_id=link_id, user_id=user_id):
-        raise NotFound(_NO_LINK)
+    """Delete the link with every message and reply under it; its id is never reused, and
+    from now on answers 410 ``link_gone`` to senders and creator alike."""
+    async with db.transaction() as tx:
+        if not await repository.delete_link(tx, link_id=link_id, user_id=user_id, now=now_us()):
+            raise NotFound(NO_LINK)
 
 
 async def resume_ended(db: Database) -> int:

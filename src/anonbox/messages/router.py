@@ -141,7 +141,7 @@ async def create_message(
     summary="List a link's messages, newest first",
     description="The creator (with a credential) sees the whole inbox; anyone else only "
     "the messages that have at least one reply.",
-    responses=error_responses(400, 401, 404, 410, 503),
+    responses=error_responses(400, 401, 403, 404, 410, 503),
     security=OPTIONAL_SECURITY,
     tags=["messages"],
 )
@@ -176,7 +176,7 @@ async def reply_to_message(
     summary="List the replies to a message, newest first",
     description="Anyone may read the replies of an answered message; an unanswered one "
     "is visible to its creator only.",
-    responses=error_responses(400, 401, 404, 410, 503),
+    responses=error_responses(400, 401, 403, 404, 410, 503),
     security=OPTIONAL_SECURITY,
     tags=["messages"],
 )

@@ -17,6 +17,7 @@ from anonbox.core.database import Connection, Database, Row
 from anonbox.core.errors import Conflict, NotFound
 from anonbox.core.ids import new_ulid
 from anonbox.core.ratelimit import Limit
+from anonbox.links.availability import live_link_owner
 from anonbox.messages.content import normalised_content
 from anonbox.moderation import repository
 from anonbox.moderation.schemas import (
@@ -87,6 +88,9 @@ async def report_message(
     reporter's own limit: reports on made-up ids cost nobody anything, and reports never
     count against the link's limit on messages."""
     text = normalised_content(reason, field="reason")
+    # A deleted link, or one whose account is being deleted, takes no reports: 410, as
+    # for a post (its messages are on their way out, and nobody is there to act on them).
+    await live_link_owner(db, link_id)
     kind = await repository.reportable(db, link_id=link_id, message_id=message_id)
     if kind is None:
         raise NotFound("No message with this id under this link")

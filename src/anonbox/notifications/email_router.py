@@ -36,7 +36,7 @@ def provide_mailer(state: State) -> Mailer | None:
 @get(
     "/notifications/email",
     summary="Your e-mail notices: the mode, and whether the address is confirmed",
-    responses=error_responses(401, 503),
+    responses=error_responses(401, 403, 503),
     security=SECURITY,
     tags=_TAGS,
 )
@@ -54,7 +54,7 @@ async def email_notices(
     description="Notices go to the account's address once it is confirmed: at once if "
     "it was verified by signing in, otherwise after a click on the link this mails.",
     dependencies={"mailer": Provide(provide_mailer, sync_to_thread=False)},
-    responses=error_responses(400, 401, *BODY_ERRORS, 503),
+    responses=error_responses(400, 401, 403, *BODY_ERRORS, 503),
     security=SECURITY,
     tags=_TAGS,
 )

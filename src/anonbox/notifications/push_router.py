@@ -45,7 +45,7 @@ async def push_key(request: AnyRequest, db: DB) -> Envelope[OK, PushKeyOut]:
     summary="Notify this device of new messages (a browser's PushSubscription)",
     description="The body is `PushSubscription.toJSON()` plus `preview`: true to show a "
     "message's first words in the notice. The same endpoint again updates it.",
-    responses=error_responses(400, 401, 409, *BODY_ERRORS, 503),
+    responses=error_responses(400, 401, 403, 409, *BODY_ERRORS, 503),
     security=SECURITY,
     tags=_TAGS,
 )
@@ -65,7 +65,7 @@ async def add_push_subscription(
 @get(
     "/push/subscriptions",
     summary="Your devices that receive push notifications",
-    responses=error_responses(401, 503),
+    responses=error_responses(401, 403, 503),
     security=SECURITY,
     tags=_TAGS,
 )
@@ -80,7 +80,7 @@ async def list_push_subscriptions(
     "/push/subscriptions/{subscription_id:str}",
     status_code=200,
     summary="Stop notifying a device",
-    responses=error_responses(400, 401, 404, 503),
+    responses=error_responses(400, 401, 403, 404, 503),
     security=SECURITY,
     tags=_TAGS,
 )

@@ -35,7 +35,7 @@ _TAGS = ["notifications"]
     summary="Add a webhook: signed POSTs of your events to a URL",
     description="Standard Webhooks: verify `webhook-signature` with the `secret` this "
     "answer shows once. Events: message.created, reply.created, message.deleted.",
-    responses=error_responses(400, 401, 409, *BODY_ERRORS, 503),
+    responses=error_responses(400, 401, 403, 409, *BODY_ERRORS, 503),
     security=SECURITY,
     tags=_TAGS,
 )
@@ -55,7 +55,7 @@ async def add_webhook(
 @get(
     "/webhooks",
     summary="Your webhooks",
-    responses=error_responses(401, 503),
+    responses=error_responses(401, 403, 503),
     security=SECURITY,
     tags=_TAGS,
 )
@@ -69,7 +69,7 @@ async def list_webhooks(
     "/webhooks/{webhook_id:str}",
     status_code=200,
     summary="Remove a webhook (its pending deliveries go with it)",
-    responses=error_responses(400, 401, 404, 503),
+    responses=error_responses(400, 401, 403, 404, 503),
     security=SECURITY,
     tags=_TAGS,
 )
@@ -83,7 +83,7 @@ async def remove_webhook(
 @get(
     "/webhooks/{webhook_id:str}/deliveries",
     summary="A webhook's latest deliveries: status and attempts",
-    responses=error_responses(400, 401, 404, 503),
+    responses=error_responses(400, 401, 403, 404, 503),
     security=SECURITY,
     tags=_TAGS,
 )
@@ -98,7 +98,7 @@ async def webhook_deliveries(
     "/webhooks/{webhook_id:str}/test",
     status_code=201,
     summary="Send a webhook.test event to a webhook",
-    responses=error_responses(400, 401, 404, 503),
+    responses=error_responses(400, 401, 403, 404, 503),
     security=SECURITY,
     tags=_TAGS,
 )

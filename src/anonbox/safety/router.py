@@ -34,7 +34,7 @@ class MuteIn(msgspec.Struct):
 @get(
     "/blocks",
     summary="Your blocked senders, each shown by the message that got it blocked",
-    responses=error_responses(401, 503),
+    responses=error_responses(401, 403, 503),
     security=SECURITY,
     tags=_TAGS,
 )
@@ -50,7 +50,7 @@ async def list_blocks(
     "/blocks/{block_id:str}",
     status_code=200,
     summary="Unblock a sender",
-    responses=error_responses(400, 401, 404, 503),
+    responses=error_responses(400, 401, 403, 404, 503),
     security=SECURITY,
     tags=_TAGS,
 )
@@ -69,7 +69,7 @@ async def unblock(
     "message holding it goes to its link's filtered folder, or is dropped on a link set to "
     "`muted: drop`. Unanswered messages already waiting that hold it (the newest "
     f"{mutes.MOVE_SCAN_LIMIT:,} looked at) move to the filtered folder too.",
-    responses=error_responses(400, 401, 409, 413, 415, 503),
+    responses=error_responses(400, 401, 403, 409, 413, 415, 503),
     security=SECURITY,
     tags=_TAGS,
 )
@@ -83,7 +83,7 @@ async def mute_word(
 @get(
     "/muted-words",
     summary="Your muted words",
-    responses=error_responses(401, 503),
+    responses=error_responses(401, 403, 503),
     security=SECURITY,
     tags=_TAGS,
 )
@@ -99,7 +99,7 @@ async def list_muted_words(
     "/muted-words/{word_id:str}",
     status_code=200,
     summary="Unmute a word",
-    responses=error_responses(400, 401, 404, 503),
+    responses=error_responses(400, 401, 403, 404, 503),
     security=SECURITY,
     tags=_TAGS,
 )

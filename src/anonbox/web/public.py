@@ -24,11 +24,12 @@ from litestar.types import ControllerRouterHandler
 from anonbox.core.client import client_address
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import AnyRequest
-from anonbox.core.errors import NotFound, RateLimited, ValidationFailed
-from anonbox.core.exception_handlers import handle_http_exception
+from anonbox.core.errors import Gone, NotFound, RateLimited, ValidationFailed
+from anonbox.core.exception_handlers import handle_anonbox_error, handle_http_exception
 from anonbox.core.paths import Cursor
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
+from anonbox.links.availability import NO_LINK
 from anonbox.links.schemas import PublicLink
 from anonbox.messages import service as messages
 from anonbox.messages.content import MAX_CHARACTERS
@@ -83,20 +84,26 @@ def wants_html(request: AnyRequest) -> bool:
     return "text/html" in request.headers.get("accept", "")
 
 
-def not_found(request: AnyRequest) -> Response[Any]:
-    """A browser gets a page; an API client the same envelope as for an unknown route."""
+def not_found(request: AnyRequest, missing: NotFound | None = None) -> Response[Any]:
+    """A browser gets a page; an API client the same envelope as for an unknown route. A
+    link that was deleted, or whose account is, is gone (410) rather than never there."""
+    if isinstance(missing, Gone):
+        if wants_html(request):
+            return error_page(410, "This link is no longer available.")
+        return handle_anonbox_error(request, missing)
     if wants_html(request):
         return error_page(404, "There is no link here. Check the address you were given.")
     return handle_http_exception(request, NotFoundException())
 
 
-async def public_link(db: DB, link_id: str) -> PublicLink | None:
+async def public_link(db: DB, link_id: str) -> PublicLink | NotFound:
+    """The link as anyone sees it, or why there is none (``Gone`` for one deleted)."""
     if not _LINK_ID.fullmatch(link_id):
-        return None
+        return NotFound(NO_LINK)
     try:
         return await links.public_link(db, link_id=link_id)
-    except NotFound:
-        return None
+    except NotFound as missing:
+        return missing
 
 
 def initials(name: str) -> str:
@@ -185,8 +192,8 @@ async def send_page(
     sent: str | None = None,
 ) -> Response[Any]:
     link = await public_link(db, link_id)
-    if link is None:
-        return not_found(request)
+    if isinstance(link, NotFound):
+        return not_found(request, link)
     cookie = cookie_name(RECEIPT_COOKIE, settings)
     flashed = request.cookies.get(cookie) if sent == "1" else None
     link_id_part, _, token = (flashed or "").partition(".")
@@ -223,8 +230,8 @@ async def send_from_form(
 ) -> Response[Any]:
     """The send form without JavaScript: post, then redirect to the page (post/redirect/get)."""
     link = await public_link(db, link_id)
-    if link is None:
-        return not_found(request)
+    if isinstance(link, NotFound):
+        return not_found(request, link)
     form = await checked_form(request)
     field = form.get("message_content")
     # Browsers send a textarea's line breaks as CRLF, but show and count them as one
@@ -271,8 +278,8 @@ async def send_from_form(
         return await _send_page(
             request, db, settings, link, status_code=429, text=text, error=error
         )
-    except NotFound:  # deleted while the form was being posted
-        return not_found(request)
+    except NotFound as missing:  # deleted while the form was being posted
+        return not_found(request, missing)
     redirect = Redirect(path=f"/{link.id}?sent=1", status_code=303)
     if isinstance(sent.receipt, ReceiptLink):
         redirect.set_cookie(

@@ -35,6 +35,7 @@ _TITLES = {
     404: "Not found",
     405: "Not allowed",
     409: "Not possible right now",
+    410: "No longer available",
     413: "Too long",
     429: "Slow down",
     503: "Unavailable",

@@ -52,7 +52,9 @@ async def share_card(
     address = client_address(request.scope, request.app.state.trusted_proxies)
     await gate.throttle_client(db, address=address, limit=settings.limit_card)
     link = await public_link(db, link_id)
-    if link is None or not ULID_PATTERN.match(message_id):
+    if isinstance(link, NotFound):
+        return not_found(request, link)
+    if not ULID_PATTERN.match(message_id):
         return not_found(request)
     message = await messages.answered_message(db, link_id=link.id, message_id=message_id)
     if message is None:
