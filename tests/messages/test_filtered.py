@@ -566,6 +566,39 @@ def test_an_open_dashboard_is_told_of_messages_moved_to_the_folder(
     assert sorted(folder_ids(api, creator)) == sorted([with_word, *from_sender])
 
 
+def test_an_open_dashboard_is_told_of_bulk_deletions(
+    server: Server, api: httpx.Client, creator: Creator
+) -> None:
+    sender = new_sender()
+    from_sender = [sent_id(api, creator.link_id, f"mine {n}", sender) for n in range(2)]
+    answered = sent_id(api, creator.link_id, "answered")
+    post_reply(api, creator, answered, "an answer")
+    waiting = [sent_id(api, creator.link_id, f"waiting {n}") for n in range(2)]
+    path = f"/dashboard/links/{creator.link_id}/events"
+    with (
+        signed_in(server, creator.user_id) as browser,
+        browser.stream("GET", path, timeout=httpx.Timeout(10.0, read=5.0)) as events,
+    ):
+        assert events.status_code == 200
+        lines = events.iter_lines()
+        assert next(lines) == ": connected"
+        time.sleep(0.5)  # the stream has had its first look
+
+        base = f"/message/{creator.link_id}"
+        deleted = api.delete(f"{base}/{from_sender[0]}/sender", headers=creator.headers)
+        assert deleted.status_code == 200, deleted.text
+        told = removals(lines, 2)
+        assert sorted(item["id"] for item in told) == sorted(from_sender)
+        assert all(item["filtered"] is False for item in told)
+
+        deleted = api.delete(f"{base}/unanswered", headers=creator.headers)
+        assert deleted.status_code == 200, deleted.text
+        assert deleted.json()["data"] == {"deleted": 2}
+        told = removals(lines, 2)
+        assert sorted(item["id"] for item in told) == sorted(waiting)
+    assert inbox_ids(api, creator) == [answered]
+
+
 # --- a network block ------------------------------------------------------------------------
 
 _networks = itertools.count(1)

@@ -224,21 +224,66 @@ async def remember_idempotent(
     return inserted == 1
 
 
-async def delete_from_sender(
-    conn: Connection, *, link_id: str, sender_epoch: int, sender_hash: str
+async def _delete_telling(
+    conn: Connection, dialect: str, *, where: str, args: Sequence[object], now: int
 ) -> int:
+    """Delete the link's messages matching ``where`` (about ``messages``; ``$1`` is the
+    link, ``$2``… are ``args[1:]``, and the last parameter is ``now``), each with a
+    ``message.deleted`` event, as a single deletion has: an open dashboard drops them and
+    webhooks hear of them. How many went."""
+    at = f"CAST(${len(args) + 1} AS BIGINT)"
+    if dialect == "postgresql":  # one statement: exactly the rows deleted get events
+        row = await conn.fetchrow(
+            f"WITH gone AS (DELETE FROM messages WHERE link_id = $1 AND ({where})"  # noqa: S608
+            " RETURNING id),"
+            " told AS (INSERT INTO events (user_id, link_id, kind, message_id, created_at)"
+            " SELECT (SELECT user_id FROM links WHERE id = $1), CAST($1 AS VARCHAR(16)),"
+            f" '{events.MESSAGE_DELETED}',"
+            f" id, {at} FROM gone ORDER BY id)"
+            " SELECT count(*) AS n FROM gone",
+            *args,
+            now,
+        )
+        deleted = 0 if row is None else int(row["n"])
+        if deleted:
+            await events.notify(conn, dialect, [f"link:{args[0]}"])
+        return deleted
+    # SQLite has one writer: the events, then the rows, in the caller's transaction.
+    await conn.execute(
+        "INSERT INTO events (user_id, link_id, kind, message_id, created_at)"  # noqa: S608
+        " SELECT (SELECT user_id FROM links WHERE id = $1), CAST($1 AS VARCHAR(16)),"
+        f" '{events.MESSAGE_DELETED}',"
+        f" id, {at} FROM messages WHERE link_id = $1 AND ({where}) ORDER BY id",
+        *args,
+        now,
+    )
     return await conn.execute(
-        "DELETE FROM messages WHERE link_id = $1 AND sender_epoch = $2 AND sender_hash = $3",
-        link_id,
-        sender_epoch,
-        sender_hash,
+        f"DELETE FROM messages WHERE link_id = $1 AND ({where}) AND {at} IS NOT NULL",  # noqa: S608
+        *args,
+        now,
     )
 
 
-async def delete_unanswered(conn: Connection, *, link_id: str) -> int:
-    return await conn.execute(
-        "DELETE FROM messages WHERE link_id = $1 AND reply_count = 0", link_id
+async def delete_from_sender(
+    conn: Connection,
+    dialect: str,
+    *,
+    link_id: str,
+    sender_epoch: int,
+    sender_hash: str,
+    now: int,
+) -> int:
+    return await _delete_telling(
+        conn,
+        dialect,
+        where="sender_epoch = $2 AND sender_hash = $3",
+        args=(link_id, sender_epoch, sender_hash),
+        now=now,
     )
+
+
+async def delete_unanswered(conn: Connection, dialect: str, *, link_id: str, now: int) -> int:
+    return await _delete_telling(conn, dialect, where="reply_count = 0", args=(link_id,), now=now)
 
 
 async def count_reply(conn: Connection, *, link_id: str, message_id: str, delta: int) -> bool:

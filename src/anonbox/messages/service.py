@@ -313,7 +313,12 @@ async def delete_from_sender_of(db: Database, *, link_id: str, message_id: str) 
         target = await sender_of(tx, message_id=message_id, link_id=link_id)
         epoch, sender_hash = target.sender_key
         stored = await repository.delete_from_sender(
-            tx, link_id=link_id, sender_epoch=epoch, sender_hash=sender_hash
+            tx,
+            db.dialect,
+            link_id=link_id,
+            sender_epoch=epoch,
+            sender_hash=sender_hash,
+            now=now_us(),
         )
         return stored + await filtered_repository.delete_from_sender(
             tx, link_id=link_id, sender_epoch=epoch, sender_hash=sender_hash
@@ -324,5 +329,5 @@ async def delete_unanswered(db: Database, *, link_id: str) -> int:
     """Delete every unanswered message of the link, the filtered folder's included (a
     message there cannot be answered); how many."""
     async with db.transaction() as tx:
-        stored = await repository.delete_unanswered(tx, link_id=link_id)
+        stored = await repository.delete_unanswered(tx, db.dialect, link_id=link_id, now=now_us())
         return stored + await filtered_repository.empty(tx, link_id=link_id)
