@@ -7,6 +7,7 @@ SQLite and on PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import re
@@ -529,14 +530,9 @@ def removals(lines: Iterator[str], expected: int) -> list[dict[str, Any]]:
     return found
 
 
-def test_an_open_dashboard_is_told_of_messages_moved_to_the_folder(
-    server: Server, api: httpx.Client, creator: Creator
-) -> None:
-    muted_word = word()
-    sender = new_sender()
-    with_word = sent_id(api, creator.link_id, f"this has {muted_word}")
-    from_sender = [sent_id(api, creator.link_id, f"mine {n}", sender) for n in range(2)]
-    plain = sent_id(api, creator.link_id, "plain")
+@contextlib.contextmanager
+def live_stream(server: Server, creator: Creator) -> Iterator[Iterator[str]]:
+    """The lines of the creator's open dashboard stream, once it has had its first look."""
     path = f"/dashboard/links/{creator.link_id}/events"
     with (
         signed_in(server, creator.user_id) as browser,
@@ -546,7 +542,18 @@ def test_an_open_dashboard_is_told_of_messages_moved_to_the_folder(
         lines = events.iter_lines()
         assert next(lines) == ": connected"
         time.sleep(0.5)  # the stream has had its first look
+        yield lines
 
+
+def test_an_open_dashboard_is_told_of_messages_moved_to_the_folder(
+    server: Server, api: httpx.Client, creator: Creator
+) -> None:
+    muted_word = word()
+    sender = new_sender()
+    with_word = sent_id(api, creator.link_id, f"this has {muted_word}")
+    from_sender = [sent_id(api, creator.link_id, f"mine {n}", sender) for n in range(2)]
+    plain = sent_id(api, creator.link_id, "plain")
+    with live_stream(server, creator) as lines:
         mute(api, creator, muted_word)
         assert removals(lines, 1) == [{"id": with_word, "filtered": True}]
 
@@ -574,16 +581,7 @@ def test_an_open_dashboard_is_told_of_bulk_deletions(
     answered = sent_id(api, creator.link_id, "answered")
     post_reply(api, creator, answered, "an answer")
     waiting = [sent_id(api, creator.link_id, f"waiting {n}") for n in range(2)]
-    path = f"/dashboard/links/{creator.link_id}/events"
-    with (
-        signed_in(server, creator.user_id) as browser,
-        browser.stream("GET", path, timeout=httpx.Timeout(10.0, read=5.0)) as events,
-    ):
-        assert events.status_code == 200
-        lines = events.iter_lines()
-        assert next(lines) == ": connected"
-        time.sleep(0.5)  # the stream has had its first look
-
+    with live_stream(server, creator) as lines:
         base = f"/message/{creator.link_id}"
         deleted = api.delete(f"{base}/{from_sender[0]}/sender", headers=creator.headers)
         assert deleted.status_code == 200, deleted.text
