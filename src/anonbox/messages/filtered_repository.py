@@ -19,7 +19,7 @@ from anonbox.notifications import repository as events
 _COLUMNS = (
     "id, link_id, content, created_at, sender_epoch, sender_hash, sender_network_hash, follow_up_of"
 )
-_EVENTS = "INSERT INTO events (user_id, link_id, kind, message_id, created_at)"
+_EVENTS = events.INSERT_MESSAGE_EVENTS
 
 
 async def _move_out(conn: Connection, dialect: str, where: str, args: Sequence[object]) -> int:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from anonbox.core.clock import isoformat_us
-from anonbox.core.database import Connection, Row
+from anonbox.core.database import Connection, Row, placeholders
 from anonbox.messages.schemas import InboxItem
 
 # Counting stops here: a badge says "99+", and a huge inbox costs no more than this.
@@ -178,7 +178,7 @@ async def _excerpts_of(conn: Connection, message_ids: list[str]) -> dict[str, st
     """The start of these messages' text, by id (those no longer in the inbox are absent)."""
     if not message_ids:
         return {}
-    marks = ", ".join(f"${n}" for n in range(1, len(message_ids) + 1))
+    marks = placeholders(1, len(message_ids))
     rows = await conn.fetch(
         f"SELECT id, content FROM messages WHERE id IN ({marks})",  # noqa: S608 - placeholders only
         *message_ids,
@@ -195,7 +195,7 @@ def _excerpt(text: str) -> str:
 async def _replies_of(conn: Connection, message_ids: list[str]) -> dict[str, list[Reply]]:
     if not message_ids:
         return {}
-    marks = ", ".join(f"${n}" for n in range(1, len(message_ids) + 1))
+    marks = placeholders(1, len(message_ids))
     rows = await conn.fetch(
         f"SELECT id, message_id, content, created_at FROM replies WHERE message_id IN ({marks})"  # noqa: S608 - placeholders only
         " ORDER BY id DESC",

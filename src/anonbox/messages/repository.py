@@ -236,7 +236,7 @@ async def _delete_telling(
         row = await conn.fetchrow(
             f"WITH gone AS (DELETE FROM messages WHERE link_id = $1 AND ({where})"  # noqa: S608
             " RETURNING id),"
-            " told AS (INSERT INTO events (user_id, link_id, kind, message_id, created_at)"
+            f" told AS ({events.INSERT_MESSAGE_EVENTS}"
             " SELECT (SELECT user_id FROM links WHERE id = $1), CAST($1 AS VARCHAR(16)),"
             f" '{events.MESSAGE_DELETED}',"
             f" id, {at} FROM gone ORDER BY id)"
@@ -250,7 +250,7 @@ async def _delete_telling(
         return deleted
     # SQLite has one writer: the events, then the rows, in the caller's transaction.
     await conn.execute(
-        "INSERT INTO events (user_id, link_id, kind, message_id, created_at)"  # noqa: S608
+        f"{events.INSERT_MESSAGE_EVENTS}"  # noqa: S608 - constant kinds and ours
         " SELECT (SELECT user_id FROM links WHERE id = $1), CAST($1 AS VARCHAR(16)),"
         f" '{events.MESSAGE_DELETED}',"
         f" id, {at} FROM messages WHERE link_id = $1 AND ({where}) ORDER BY id",
@@ -258,9 +258,8 @@ async def _delete_telling(
         now,
     )
     return await conn.execute(
-        f"DELETE FROM messages WHERE link_id = $1 AND ({where}) AND {at} IS NOT NULL",  # noqa: S608
+        f"DELETE FROM messages WHERE link_id = $1 AND ({where})",  # noqa: S608 - ours
         *args,
-        now,
     )
 
 

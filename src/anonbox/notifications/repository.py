@@ -19,6 +19,10 @@ MESSAGE_REPORTED = "message.reported"  # someone reported one of the creator's m
 # A waiting message moved to its link's filtered folder by a muted word or a block added
 # later. For the live dashboard only: no channel takes it (not in ``schemas.EVENT_KINDS``).
 MESSAGE_FILTERED = "message.filtered"
+# The head of an INSERT … SELECT writing events about messages, for the statements of
+# other domains that write an event per row they change, in the same statement or
+# transaction (bulk deletions, moves to the filtered folder).
+INSERT_MESSAGE_EVENTS = "INSERT INTO events (user_id, link_id, kind, message_id, created_at)"
 # What took a message out of its link's inbox, as the live dashboard hears of it.
 _REMOVALS = f"'{MESSAGE_DELETED}', '{MESSAGE_FILTERED}'"
 

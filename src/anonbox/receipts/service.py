@@ -22,7 +22,7 @@ from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
 from anonbox.core.errors import Conflict, NotFound
 from anonbox.core.ids import new_ulid
-from anonbox.links.availability import LinkGone
+from anonbox.links.availability import NO_LINK, LinkGone
 from anonbox.messages import repository as messages_repository
 from anonbox.messages import service as messages
 from anonbox.messages.content import normalised_content
@@ -41,7 +41,6 @@ RECEIPT_PATH = "/r/"  # the receipt page, web.receipt
 _US_PER_DAY = 86_400 * 1_000_000
 _MESSAGE, _FOLLOW_UP = "message", "follow-up"
 _NO_RECEIPT = "No receipt with this token: it is wrong, or it expired"
-_NO_LINK = "No link with this id"
 
 
 class FollowUpsOff(Conflict):
@@ -94,7 +93,7 @@ async def post_with_receipt(
     async def before_write(message: MessageOut) -> None:
         expires_at = await _issue(posting.db, token, link_id, message)
         if expires_at is None:
-            raise NotFound(_NO_LINK)  # the link was deleted a moment ago
+            raise NotFound(NO_LINK)  # the link was deleted a moment ago
         issued[message.id] = expires_at
 
     message = await messages.create_message(
@@ -240,7 +239,7 @@ async def follow_up(
         ):
             raise FollowUpSent("This receipt's follow-up was already sent")
         if not await messages_repository.insert_message(tx, db.dialect, post):
-            raise NotFound(_NO_LINK)  # the link was deleted a moment ago
+            raise NotFound(NO_LINK)  # the link was deleted a moment ago
         await repository.mark_follow_up(tx, message_id=message.id, original_id=original_id)
     return message
 
