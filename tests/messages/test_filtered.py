@@ -22,6 +22,7 @@ import pytest
 from anonbox.core.clock import now_us
 from anonbox.core.database import connect
 from anonbox.messages import inbox
+from anonbox.notifications import repository as events
 from tests.actions import assert_error, inbox_ids, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
@@ -595,6 +596,23 @@ def test_an_open_dashboard_is_told_of_bulk_deletions(
         told = removals(lines, 2)
         assert sorted(item["id"] for item in told) == sorted(waiting)
     assert inbox_ids(api, creator) == [answered]
+
+
+def test_an_open_dashboard_is_told_of_a_bulk_deletion_longer_than_one_read(
+    server: Server, api: httpx.Client, creator: Creator
+) -> None:
+    many = events.REMOVALS_PER_READ + 5
+    waiting = [
+        sent_id(api, creator.link_id, f"waiting {n}", f"10.{79 + n // 250}.{n % 250}.1")
+        for n in range(many)
+    ]
+    with live_stream(server, creator) as lines:
+        deleted = api.delete(f"/message/{creator.link_id}/unanswered", headers=creator.headers)
+        assert deleted.status_code == 200, deleted.text
+        assert deleted.json()["data"] == {"deleted": many}
+        # The newest, those an open page shows, come last: all of them, without a reload.
+        told = removals(lines, many)
+        assert sorted(item["id"] for item in told) == sorted(waiting)
 
 
 # --- a network block ------------------------------------------------------------------------

@@ -129,8 +129,12 @@ async def links_since(conn: Connection, seq: int) -> Sequence[Row]:
     )
 
 
+# At most this many removals are read at a time; the stream reads on while they fill it.
+REMOVALS_PER_READ = 200
+
+
 async def removals_since(
-    conn: Connection, *, link_id: str, after: int | None, limit: int = 200
+    conn: Connection, *, link_id: str, after: int | None, limit: int = REMOVALS_PER_READ
 ) -> tuple[int, Sequence[Row]]:
     """The messages that left the link's inbox (deleted, or moved to its folder) in events
     after seq ``after``, oldest first (seq, kind, message_id); and the seq to read after

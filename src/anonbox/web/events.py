@@ -87,11 +87,14 @@ async def _stream(
                 yield ServerSentEventMessage(
                     data=msgspec.json.encode(data).decode(), event="message", id=after
                 )
-            removed_after, removals = await events.removals_since(
-                db, link_id=link_id, after=removed_after
-            )
-            for row in removals:
-                yield _removal(row)
+            while True:  # a bulk deletion may take more than one read
+                removed_after, removals = await events.removals_since(
+                    db, link_id=link_id, after=removed_after
+                )
+                for row in removals:
+                    yield _removal(row)
+                if len(removals) < events.REMOVALS_PER_READ:
+                    break
 
 
 def _removal(row: Row) -> ServerSentEventMessage:
