@@ -11,6 +11,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from jinja2 import Environment, FileSystemLoader
 from litestar import Request, Response, Router
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.plugins.jinja import JinjaTemplateEngine
@@ -25,7 +26,21 @@ from anonbox.web.security import page_headers
 from anonbox.web.session import carry_renewal_of
 
 HERE = Path(__file__).parent
-TEMPLATES = TemplateConfig(directory=HERE / "templates", engine=JinjaTemplateEngine)
+
+
+def _environment() -> Environment:
+    """Templates mark what a person reads with ``_("…")``, ``ngettext`` and ``{% trans %}``
+    (Jinja's i18n extension, new-style: named placeholders, autoescaped)."""
+    env = Environment(
+        loader=FileSystemLoader(HERE / "templates"),
+        autoescape=True,
+        extensions=["jinja2.ext.i18n"],
+    )
+    env.install_null_translations(newstyle=True)  # type: ignore[attr-defined]
+    return env
+
+
+TEMPLATES = TemplateConfig(instance=JinjaTemplateEngine.from_environment(_environment()))
 HTML = {"html": True}
 
 _TITLES = {
