@@ -42,10 +42,11 @@ RUN /opt/build/bin/pip wheel --no-deps --no-build-isolation --wheel-dir /tmp/whe
 FROM debian:bookworm-slim
 
 # python3 for the virtualenv copied below (same base, same /usr/bin/python3.11);
-# ca-certificates for TLS to a managed PostgreSQL or Redis; fonts-dejavu-core for the
-# share cards (web/cards.py: without it, Pillow's built-in font draws ASCII only).
+# ca-certificates for TLS to a managed PostgreSQL or Redis; the Noto fonts for the share
+# cards (web/card_fonts.py: every script and colour emoji), DejaVu for symbols Noto lacks.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends python3 ca-certificates fonts-dejavu-core \
+        fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 anonbox \
     && useradd --system --uid 10001 --gid anonbox --home-dir /var/lib/anonbox --no-create-home \

@@ -3,9 +3,11 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The share cards' fonts (web/card_fonts.py): every script and colour emoji.
+FONTS := fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint format lock clean bench
+.PHONY: help install fonts run test lint format lock clean bench
 
 help: ## List the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -16,12 +18,21 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
-install: $(STAMP) ## Create .venv and install the project from the lockfile
+install: $(STAMP) fonts ## Create .venv and install the project from the lockfile (and, as root, the cards' fonts)
 
-run: $(STAMP) ## Serve on http://127.0.0.1:8000 (SQLite in ./anonbox.db unless ANONBOX_DATABASE_URL is set)
+# As root on Debian, apt-get installs whichever of the fonts is missing; anyone else gets a
+# line saying what the cards lack (they still draw, with DejaVu Sans or Pillow's font).
+fonts: ## Install the share cards' Noto fonts if missing (as root, with apt-get)
+	@missing=$$(for p in $(FONTS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update && apt-get install -y --no-install-recommends $$missing; \
+	else echo "make: the share cards want" $$missing "(apt-get install, as root); without them they draw with DejaVu Sans" >&2; fi
+
+run: $(STAMP) fonts ## Serve on http://127.0.0.1:8000 (SQLite in ./anonbox.db unless ANONBOX_DATABASE_URL is set)
 	ANONBOX_LOG_FORMAT=$${ANONBOX_LOG_FORMAT:-text} $(BIN)/anonbox serve
 
-test: $(STAMP) ## Run the whole test suite (SQLite always; PostgreSQL when reachable, required with CI=true); as root, installs Chromium if missing
+test: $(STAMP) fonts ## Run the whole test suite (SQLite always; PostgreSQL when reachable, required with CI=true); as root, installs Chromium and the cards' fonts if missing
 	@[ -x /usr/bin/chromium ] || [ "$$(id -u)" != 0 ] || (apt-get update && apt-get install -y chromium)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 

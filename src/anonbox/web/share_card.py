@@ -1,12 +1,13 @@
-"""The share card of an answered message: ``/{link_id}/{message_id}/card.png``, a PNG
-for phone stories, drawn once per version and limited per client. See
-``docs/pages.md``."""
+"""Share cards: an answered message's (``/{link_id}/{message_id}/card.png``) and a link's
+own (``/{link_id}/card.png``, "Send me anonymous messages"), PNGs for phone stories, drawn
+once per version and limited per client. See ``docs/pages.md``."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from litestar import Response, get
 from litestar.datastructures import State
@@ -22,10 +23,11 @@ from anonbox.core.ids import ULID_PATTERN
 from anonbox.messages import service as messages
 from anonbox.safety.gate import GateDep
 from anonbox.web.card_cache import CardCache
-from anonbox.web.cards import render_card
+from anonbox.web.cards import render_card, render_link_card
 from anonbox.web.public import not_found, public_link
+from anonbox.web.routing import site_url
 
-_CARD_VERSION = "1"  # part of the card's ETag: bump when the drawing changes
+_CARD_VERSION = "2"  # part of the card's ETag: bump when the drawing changes
 
 
 def provide_cards(state: State) -> CardCache:
@@ -96,4 +98,46 @@ async def share_card(
     return Response(content=png, media_type="image/png", headers=headers)
 
 
-ROUTES: list[ControllerRouterHandler] = [share_card]
+def link_address(site: str, link_id: str) -> str:
+    """The link as a person types it: host and path, no scheme."""
+    parts = urlsplit(site)
+    return f"{parts.netloc}{parts.path.rstrip('/')}/{link_id}"
+
+
+@get(
+    "/{link_id:str}/card.png",
+    name="public:link-card",
+    dependencies={"cards": Provide(provide_cards, sync_to_thread=False)},
+)
+async def link_card(
+    request: AnyRequest,
+    link_id: str,
+    db: DB,
+    settings: AppSettings,
+    gate: GateDep,
+    cards: Annotated[CardCache, Dependency(skip_validation=True)],
+) -> Response[Any]:
+    """The link itself as a PNG for phone stories ("Send me anonymous messages", the
+    creator's name, the prompt and the address), drawn and limited like an answer's."""
+    address = client_address(request.scope, request.app.state.trusted_proxies)
+    await gate.throttle_client(db, address=address, limit=settings.limit_card)
+    link = await public_link(db, link_id)
+    if isinstance(link, NotFound):
+        return not_found(request, link)
+    name = link.creator_name.strip() or "The creator"
+    url = link_address(site_url(request, settings), link.id)
+    digest = hashlib.sha256(
+        "\0".join((_CARD_VERSION, "link", link.prompt, name, url)).encode()
+    ).hexdigest()[:32]
+    etag = f'"{digest}"'
+    headers = {"Cache-Control": "public, max-age=300", "ETag": etag}
+    if request.headers.get("if-none-match") == etag:
+        return Response(content=b"", status_code=304, headers=headers)
+    png = await cards.png(
+        digest, functools.partial(render_link_card, name=name, prompt=link.prompt, url=url)
+    )
+    headers["Content-Disposition"] = f'inline; filename="anonbox-{link.id}.png"'
+    return Response(content=png, media_type="image/png", headers=headers)
+
+
+ROUTES: list[ControllerRouterHandler] = [share_card, link_card]
