@@ -10,6 +10,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -17,6 +18,7 @@ from litestar import Litestar
 from PIL import Image
 
 from anonbox.core.ids import LINK_ID_LENGTH
+from anonbox.web.cards import render_link_card
 from tests.actions import assert_error, inbox_items, post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
@@ -386,6 +388,12 @@ def test_cards_are_limited_per_client(card_limited_server: Server) -> None:
         assert refused.status_code == 429
         assert int(refused.headers["retry-after"]) > 0
         assert api.get(card, headers={"X-Forwarded-For": "198.51.100.40"}).status_code == 200
+        # The link's own card counts against the same allowance.
+        assert api.get(f"/{creator.link_id}/card.png", headers=greedy).status_code == 429
+        link_card = api.get(
+            f"/{creator.link_id}/card.png", headers={"X-Forwarded-For": "198.51.100.41"}
+        )
+        assert link_card.status_code == 200
 
 
 @pytest.mark.parametrize("which", ["unanswered", "unknown-message", "bad-id", "other-link"])
@@ -409,3 +417,46 @@ def test_no_card_for_what_is_not_public(
 
 def test_no_card_under_an_unknown_link(api: httpx.Client) -> None:
     assert_error(api.get(f"/nolinkhere/{SOME_ULID}/card.png"), 404, "not_found")
+    assert_error(api.get("/nolinkhere/card.png"), 404, "not_found")
+
+
+def test_a_link_has_a_card_of_its_own(
+    api: httpx.Client, creator: Creator, server: Server, artifacts_dir: Path
+) -> None:
+    """ "Send me anonymous messages", the creator's name, the prompt and the address: the
+    card a creator posts to a story so people come and ask."""
+    made = api.post("/links", json={"prompt": "匿名で質問してね 💌"}, headers=creator.headers)
+    assert made.status_code == 201, made.text
+    link_id = made.json()["data"]["id"]
+    public = api.get(f"/links/{link_id}/public").json()["data"]
+    response = api.get(f"/{link_id}/card.png")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "image/png"
+    assert "max-age" in response.headers["cache-control"]
+    image = Image.open(io.BytesIO(response.content))
+    assert (image.format, image.size) == ("PNG", (1080, 1920))
+    (artifacts_dir / "link-card.png").write_bytes(response.content)
+    # Exactly the card drawn for this name, this prompt and this server's address.
+    assert response.content == render_link_card(
+        name=public["creator_name"].strip() or "The creator",
+        prompt="匿名で質問してね 💌",
+        url=f"{urlsplit(server.url).netloc}/{link_id}",
+    )
+    again = api.get(f"/{link_id}/card.png", headers={"If-None-Match": response.headers["etag"]})
+    assert again.status_code == 304
+    changed = api.patch(
+        f"/links/{link_id}", json={"prompt": "Ask me anything"}, headers=creator.headers
+    )
+    assert changed.status_code == 200, changed.text
+    redrawn = api.get(f"/{link_id}/card.png", headers={"If-None-Match": response.headers["etag"]})
+    assert redrawn.status_code == 200
+    assert redrawn.content != response.content
+
+
+def test_a_deleted_link_has_no_card(api: httpx.Client, creator: Creator) -> None:
+    made = api.post("/links", json={}, headers=creator.headers)
+    link_id = made.json()["data"]["id"]
+    assert api.get(f"/{link_id}/card.png").status_code == 200
+    assert api.delete(f"/links/{link_id}", headers=creator.headers).status_code == 200
+    assert_error(api.get(f"/{link_id}/card.png"), 410, "link_gone")
+    assert api.get(f"/{link_id}/card.png", headers=HTML).status_code == 410

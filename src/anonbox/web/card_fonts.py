@@ -98,7 +98,7 @@ class FontSet:
 @functools.cache
 def installed() -> FontSet:
     """This machine's fonts, found once; a warning if the Noto fonts are not all there."""
-    fonts = FontSet.discover()
+    fonts = FontSet.discover(NOTO_DIR, NOTO_CJK)
     if fonts.missing:
         _log.warning(
             "share cards: fonts missing (%s); cards draw with %s and show boxes for the "
