@@ -8,21 +8,24 @@ install``, ``.ci/run`` and the Dockerfile install them. Where they are missing (
 without root) the cards draw with DejaVu Sans or Pillow's built-in font, and one warning says
 what to install; the scripts those lack show as boxes.
 
-Which font draws a grapheme is decided from the fonts' own character maps (read with
-fontTools, once per font): the emoji font for anything with emoji presentation, else the
-first font that has every code point, trying the CJK face of the text's language.
+Which font draws a grapheme is decided from the fonts' own character maps (their ``cmap``
+tables, read here once per font, in milliseconds): the emoji font for anything with emoji
+presentation, else the first font that has every code point, trying the CJK face of the
+text's language.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import logging
+import mmap
+import struct
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 import regex
-from fontTools.ttLib import TTFont
 from PIL import Image, ImageDraw, ImageFont, features
 
 NOTO_DIR = Path("/usr/share/fonts/truetype/noto")
@@ -41,7 +44,7 @@ _log = logging.getLogger("anonbox.web")
 Font = ImageFont.FreeTypeFont | ImageFont.ImageFont
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # one object per font: hashed by identity
 class Face:
     """One font file (one face of a collection); ``path`` None is Pillow's built-in font."""
 
@@ -110,14 +113,85 @@ def installed() -> FontSet:
     return fonts
 
 
+class Coverage:
+    """The code points a font has glyphs for, as sorted ranges."""
+
+    def __init__(self, ranges: list[tuple[int, int]]) -> None:
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(ranges):
+            if merged and start <= merged[-1][1] + 1:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        self._starts = [start for start, _ in merged]
+        self._ends = [end for _, end in merged]
+
+    def __contains__(self, point: int) -> bool:
+        at = bisect.bisect_right(self._starts, point) - 1
+        return at >= 0 and point <= self._ends[at]
+
+
 @functools.cache
-def coverage(face: Face) -> frozenset[int]:
+def coverage(face: Face) -> Coverage:
     """The code points the face has a glyph for (its cmap)."""
     if face.path is None:
-        return frozenset(range(0x20, 0x7F))
-    with TTFont(str(face.path), fontNumber=face.index, lazy=True) as font:
-        cmap = font.getBestCmap() or {}
-        return frozenset(cmap)
+        return Coverage([(0x20, 0x7E)])
+    with face.path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        return Coverage(cmap_ranges(data, face.index))
+
+
+def cmap_ranges(data: bytes | mmap.mmap, index: int = 0) -> list[tuple[int, int]]:
+    """The mapped code points of an OpenType font (face ``index`` of a collection), from
+    its Unicode cmap subtable: format 12 (all planes) if it has one, else format 4."""
+    offset = struct.unpack_from(">I", data, 12 + 4 * index)[0] if data[:4] == b"ttcf" else 0
+    (tables,) = struct.unpack_from(">H", data, offset + 4)
+    cmap = next(
+        struct.unpack_from(">I", data, record + 8)[0]
+        for record in range(offset + 12, offset + 12 + 16 * tables, 16)
+        if data[record : record + 4] == b"cmap"
+    )
+    (count,) = struct.unpack_from(">H", data, cmap + 2)
+    subtables = {}
+    for record in range(cmap + 4, cmap + 4 + 8 * count, 8):
+        platform, encoding, at = struct.unpack_from(">HHI", data, record)
+        subtables[platform, encoding] = cmap + at
+    for key in ((3, 10), (0, 6), (0, 4), (3, 1), (0, 3)):
+        at = subtables.get(key)
+        if at is None:
+            continue
+        (kind,) = struct.unpack_from(">H", data, at)
+        if kind == 12:
+            (groups,) = struct.unpack_from(">I", data, at + 12)
+            found = []
+            for group in range(at + 16, at + 16 + 12 * groups, 12):
+                start, end, glyph = struct.unpack_from(">III", data, group)
+                if glyph != 0 or start != end:  # a lone code point on glyph 0 is missing
+                    found.append((start, end))
+            return found
+        if kind == 4:
+            return _format4(data, at)
+    return []
+
+
+def _format4(data: bytes | mmap.mmap, at: int) -> list[tuple[int, int]]:
+    (segments,) = struct.unpack_from(">H", data, at + 6)
+    segments //= 2
+    ends = struct.unpack_from(f">{segments}H", data, at + 14)
+    starts = struct.unpack_from(f">{segments}H", data, at + 16 + 2 * segments)
+    range_at = at + 16 + 6 * segments
+    offsets = struct.unpack_from(f">{segments}H", data, range_at)
+    ranges = []
+    for n, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        if start == 0xFFFF:
+            continue
+        if offsets[n] == 0:
+            ranges.append((start, end))  # every code point maps (delta arithmetic)
+            continue
+        for point in range(start, end + 1):  # glyph 0 in the array is "missing"
+            where = range_at + 2 * n + offsets[n] + 2 * (point - start)
+            if struct.unpack_from(">H", data, where)[0] != 0:
+                ranges.append((point, point))
+    return ranges
 
 
 @functools.cache

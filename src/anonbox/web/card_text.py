@@ -60,6 +60,7 @@ class Glyphs:
     faces: tuple[Face, ...]
     classes: tuple[str, ...]  # bidi_class of each
     rtl: bool  # the paragraph's direction (its first strong letter)
+    segments: tuple[range, ...]  # between break opportunities, trailing spaces included
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +97,8 @@ def paragraphs(text: str, fonts: FontSet, rtl: bool | None = None) -> list[Glyph
             faces.append(previous)
         classes = tuple(bidi_class(grapheme) for grapheme in graphemes)
         strong = next((kind for kind in classes if kind in {"L", "R"}), "L")
-        result.append(
-            Glyphs(graphemes, tuple(faces), classes, strong == "R" if rtl is None else rtl)
-        )
+        direction = strong == "R" if rtl is None else rtl
+        result.append(Glyphs(graphemes, tuple(faces), classes, direction, _segments(graphemes)))
     return result
 
 
@@ -110,17 +110,16 @@ def _may_break(before: str, after: str) -> bool:
     return bool(_IDEOGRAPHIC.match(before) or _IDEOGRAPHIC.match(after))
 
 
-def _segments(glyphs: Glyphs) -> list[range]:
+def _segments(graphemes: tuple[str, ...]) -> tuple[range, ...]:
     """Index ranges between break opportunities; a segment keeps its trailing spaces."""
     segments, start = [], 0
-    graphemes = glyphs.graphemes
     for i in range(1, len(graphemes)):
         before, after = graphemes[i - 1], graphemes[i]
         if (before.isspace() and not after.isspace()) or _may_break(before, after):
             segments.append(range(start, i))
             start = i
     segments.append(range(start, len(graphemes)))
-    return segments
+    return tuple(segments)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -157,27 +156,42 @@ def _trim(glyphs: Glyphs, indices: range) -> range:
 
 
 def wrap(glyphs: Glyphs, size: int, width: int) -> list[Line]:
-    """Greedy line breaking at the break opportunities; a segment wider than the line is
-    broken between grapheme clusters."""
+    """The paragraph's lines at this size."""
+    return [_line(glyphs, indices, size) for indices in breaks(glyphs, size, width)]
+
+
+def breaks(glyphs: Glyphs, size: int, width: int) -> list[range]:
+    """The graphemes of each line, by greedy line breaking at the break opportunities; a
+    segment wider than the line is broken between grapheme clusters. A line's width is
+    the sum of its segments' (each measured once and cached): filling one reshapes
+    nothing."""
     lines: list[range] = []
     start = stop = 0
-    for segment in _segments(glyphs):
-        if _width(glyphs, _trim(glyphs, range(start, segment.stop)), size) <= width:
+    used = 0.0  # the width of range(start, stop), its trailing spaces included
+    for segment in glyphs.segments:
+        full = _width(glyphs, segment, size)
+        trimmed = _width(glyphs, _trim(glyphs, segment), size)
+        if used + trimmed <= width:
+            used += full
             stop = segment.stop
             continue
         if stop > start:
             lines.append(range(start, stop))
         start = stop = segment.start
-        if _width(glyphs, _trim(glyphs, segment), size) <= width:
+        used = full
+        if trimmed <= width:
             stop = segment.stop
             continue
-        for i in segment:  # too wide alone: between grapheme clusters
-            if i > start and _width(glyphs, _trim(glyphs, range(start, i + 1)), size) > width:
+        used = 0.0  # too wide alone: between grapheme clusters
+        for i in segment:
+            advance = _width(glyphs, range(i, i + 1), size)
+            if i > start and used + advance > width and not glyphs.graphemes[i].isspace():
                 lines.append(range(start, i))
-                start = i
+                start, used = i, 0.0
+            used += advance
         stop = segment.stop
     lines.append(range(start, stop))
-    return [_line(glyphs, _trim(glyphs, indices), size) for indices in lines]
+    return [_trim(glyphs, indices) for indices in lines]
 
 
 def _levels(glyphs: Glyphs, indices: range) -> list[int]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from PIL import Image, ImageDraw
 
 from anonbox.web.card_fonts import FontSet, installed
-from anonbox.web.card_text import Glyphs, Line, draw_line, layout, paragraphs, wrap
+from anonbox.web.card_text import Glyphs, Line, breaks, draw_line, layout, paragraphs, wrap
 
 WIDTH, HEIGHT = 1080, 1920
 _MARGIN = 80  # card edge to box
@@ -86,12 +86,17 @@ def _blocks(fonts: FontSet, texts: list[_Text], size: int, rtl: bool) -> list[_B
 def _fit(
     fonts: FontSet, texts: list[_Text], available: int, sizes: range, rtl: bool
 ) -> list[_Block]:
-    """Lay the texts out at the largest size at which they fit together."""
+    """Lay the texts out at the largest size at which they fit together (a size is tried
+    by counting lines; only the one chosen is laid out in full)."""
     available -= _GAP * (len(texts) - 1)
     for size in sizes:
-        blocks = _blocks(fonts, texts, size, rtl)
-        if sum(block.height for block in blocks) <= available:
-            return blocks
+        labelled = sum(text.label is not None for text in texts)
+        count = labelled + sum(
+            len(breaks(glyphs, size, _TEXT_WIDTH)) for text in texts for glyphs in text.glyphs
+        )
+        if 2 * _PADDING * len(texts) + round(size * 1.35) * count <= available:
+            return _blocks(fonts, texts, size, rtl)
+    blocks = _blocks(fonts, texts, sizes[-1], rtl)
     # Still too tall at the smallest size: a block that fits in an even share keeps its
     # height, the others share what is left, cut with an ellipsis.
     share = available // len(blocks)
