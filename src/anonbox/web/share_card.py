@@ -23,11 +23,14 @@ from anonbox.core.ids import ULID_PATTERN
 from anonbox.messages import service as messages
 from anonbox.safety.gate import GateDep
 from anonbox.web.card_cache import CardCache
-from anonbox.web.cards import render_card, render_link_card
+from anonbox.web.cards import CardLabels, render_card, render_link_card
 from anonbox.web.public import not_found, public_link
 from anonbox.web.routing import site_url
 
 _CARD_VERSION = "2"  # part of the card's ETag: bump when the drawing changes
+# The words drawn besides the creator's texts. English until pages pass the reader's
+# language; they are part of the ETag, so a card in another language is another version.
+_LABELS = CardLabels()
 
 
 def provide_cards(state: State) -> CardCache:
@@ -73,7 +76,14 @@ async def share_card(
     name = link.creator_name.strip() or "The creator"
     digest = hashlib.sha256(
         "\0".join(
-            (_CARD_VERSION, link.prompt, name, message.message_content, reply.message_content)
+            (
+                _CARD_VERSION,
+                repr(_LABELS),
+                link.prompt,
+                name,
+                message.message_content,
+                reply.message_content,
+            )
         ).encode()
     ).hexdigest()[:32]
     etag = f'"{digest}"'
@@ -92,6 +102,7 @@ async def share_card(
             message=message.message_content,
             reply=reply.message_content,
             name=name,
+            labels=_LABELS,
         ),
     )
     headers["Content-Disposition"] = f'attachment; filename="anonbox-{message_id}.png"'
@@ -127,14 +138,15 @@ async def link_card(
     name = link.creator_name.strip() or "The creator"
     url = link_address(site_url(request, settings), link.id)
     digest = hashlib.sha256(
-        "\0".join((_CARD_VERSION, "link", link.prompt, name, url)).encode()
+        "\0".join((_CARD_VERSION, repr(_LABELS), "link", link.prompt, name, url)).encode()
     ).hexdigest()[:32]
     etag = f'"{digest}"'
     headers = {"Cache-Control": "public, max-age=300", "ETag": etag}
     if request.headers.get("if-none-match") == etag:
         return Response(content=b"", status_code=304, headers=headers)
     png = await cards.png(
-        digest, functools.partial(render_link_card, name=name, prompt=link.prompt, url=url)
+        digest,
+        functools.partial(render_link_card, name=name, prompt=link.prompt, url=url, labels=_LABELS),
     )
     headers["Content-Disposition"] = f'inline; filename="anonbox-{link.id}.png"'
     return Response(content=png, media_type="image/png", headers=headers)
