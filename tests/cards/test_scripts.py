@@ -381,3 +381,26 @@ def test_without_noto_a_card_is_still_drawn_and_one_warning_says_why(
         assert {face.name for face in installed().text} <= {"dejavu", "builtin"}
     finally:
         installed.cache_clear()
+
+
+# --- shrink to fit -------------------------------------------------------------------------
+
+LONG = {
+    "line breaks": ("a\n" * 250, "b\n" * 250),
+    "japanese": (("日本語の文章です。" * 60)[:500], ("はい、そうです！" * 70)[:500]),
+    "emoji": ("👨‍👩‍👧‍👦" * 100, "👍🏽🇯🇵" * 100),
+    "arabic": (("مرحبا بالعالم " * 40)[:500], ("شكرا جزيلا " * 50)[:500]),
+}
+
+
+@pytest.mark.parametrize("kind", list(LONG))
+def test_the_longest_texts_stay_inside_the_card(fonts: FontSet, kind: str) -> None:
+    """Shrunk, and cut with "…" at the smallest size: the boxes end above the footer
+    (from y=1760, only the background and the brand name)."""
+    message, reply = LONG[kind]
+    png = render_card(prompt="Ask me", message=message, reply=reply, name="X")
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    footer = image.crop((0, 1760, 1080, 1800))
+    assert footer.getcolors() == [(1080 * 40, (61, 43, 214))]
+    boxes = image.crop((80, 300, 1000, 1760))  # text was drawn in the boxes
+    assert len(boxes.getcolors(maxcolors=1 << 16) or range(99)) > 10
