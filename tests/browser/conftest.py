@@ -10,6 +10,9 @@ uncaught script error, or a request to anything but loopback fails the test (req
 elsewhere are also aborted, so a CDN reference cannot hang or pass by luck).
 Screenshots of the main pages go to ``test-artifacts/screenshots/``.
 
+``axe`` checks a page with axe-core (the npm package's ``axe.min.js``, pinned, fetched
+once from the npm registry with its ``integrity`` checked, kept under ``.venv/``).
+
 Playwright's sync API keeps an event loop running on the test thread while it is open,
 so ``asyncio.run`` there fails: Playwright is package-scoped (closed before other
 packages' tests run), and setup that runs ``asyncio.run`` (creating a PostgreSQL
@@ -18,9 +21,14 @@ database) runs on a worker thread.
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
+import io
 import json
 import os
+import tarfile
+import urllib.request
 import subprocess
 import sys
 import uuid
@@ -251,3 +259,68 @@ def site(
     server.start()
     yield Site(server, provider, backend)
     server.stop()
+
+
+# --- axe-core ----------------------------------------------------------------------------
+
+AXE_VERSION = "4.14.1"
+# The registry's ``dist.integrity`` of that version: the tarball must hash to it.
+AXE_INTEGRITY = (
+    "sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37OgudVGtQ=="
+)
+AXE_TARBALL = f"https://registry.npmjs.org/axe-core/-/axe-core-{AXE_VERSION}.tgz"
+AXE_FILE = Path(sys.prefix) / f"axe-core-{AXE_VERSION}" / "axe.min.js"
+
+
+def axe_source() -> str:
+    """axe-core's ``axe.min.js``, from the cache under ``.venv/`` or the registry."""
+    if not AXE_FILE.exists():
+        with urllib.request.urlopen(AXE_TARBALL, timeout=60) as answer:
+            tarball = answer.read()
+        algorithm, _, expected = AXE_INTEGRITY.partition("-")
+        digest = base64.b64encode(hashlib.new(algorithm, tarball).digest()).decode()
+        if digest != expected:
+            raise AssertionError(f"{AXE_TARBALL} does not match its integrity {AXE_INTEGRITY}")
+        with tarfile.open(fileobj=io.BytesIO(tarball), mode="r:gz") as archive:
+            member = archive.extractfile("package/axe.min.js")
+            assert member is not None
+            script = member.read()
+        AXE_FILE.parent.mkdir(parents=True, exist_ok=True)
+        partial = AXE_FILE.with_suffix(".part")
+        partial.write_bytes(script)
+        partial.replace(AXE_FILE)
+    return AXE_FILE.read_text(encoding="utf-8")
+
+
+class Axe(Protocol):
+    def __call__(self, page: Page, *, exclude: tuple[str, ...] = ()) -> list[str]: ...
+
+
+@pytest.fixture(scope="session")
+def axe() -> Axe:
+    """``axe(page)``: axe-core's violations on ``page`` as it is now, every rule axe runs
+    by default (WCAG 2 A and AA, colour contrast among them, and its best practices), one
+    line each: rule, impact, the elements; ``exclude`` leaves out what is not ours (the
+    vendored Swagger UI). Loaded through the DevTools protocol, which the
+    page's CSP does not govern, as an extension would."""
+    source = axe_source()
+
+    def check(page: Page, *, exclude: tuple[str, ...] = ()) -> list[str]:
+        if not page.evaluate("() => typeof window.axe === 'object'"):
+            page.evaluate(source)
+        violations: list[dict[str, Any]] = page.evaluate(
+            """async (exclude) => (await axe.run(
+                 exclude.length ? {exclude: exclude.map((s) => [s])} : document,
+                 {resultTypes: ['violations']})).violations""",
+            list(exclude),
+        )
+        return [
+            f"{v['id']} ({v['impact']}): {v['help']} at "
+            + "; ".join(
+                f"{' '.join(node['target'])}: {node.get('failureSummary', '')!r}"
+                for node in v["nodes"][:5]
+            )
+            for v in violations
+        ]
+
+    return check

@@ -9,6 +9,7 @@ from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
 from anonbox.core.dependencies import DB, AppSettings
+from anonbox.web import previews
 from anonbox.web.routing import site_url
 from anonbox.web.session import browser_session, carry_renewal
 
@@ -28,6 +29,7 @@ async def home(request: Request[Any, Any, Any], db: DB, settings: AppSettings) -
         context={
             "example_link": f"{site_url(request, settings)}/k3v9x0q2ab",
             "retention_days": settings.sender_retention_days,
+            "preview": previews.home_page(site_url(request, settings)),
         },
         headers={"Cache-Control": "no-store"},
     )

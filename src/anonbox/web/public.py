@@ -38,6 +38,7 @@ from anonbox.messages.schemas import InboxItem, ReplyOut
 from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import ReceiptLink
 from anonbox.safety.flood import ProofOfWorkRequired
+from anonbox.web import previews
 from anonbox.web.routing import error_page, site_url
 from anonbox.web.security import (
     CSRF_FIELD,
@@ -173,6 +174,8 @@ async def _send_page(
             "answers": answers,
             "cursor": cursor,
             "next_cursor": next_cursor,
+            "site": site_url(request, settings),
+            "preview": previews.send_page(site_url(request, settings), link.id, name, link.prompt),
         },
         status_code=status_code,
         headers={"Cache-Control": "no-store"},

@@ -12,6 +12,7 @@ from anonbox.web import (
     filtered,
     home,
     inbox,
+    installable,
     links,
     moderation,
     notifications,
@@ -28,6 +29,7 @@ from anonbox.web.routing import STATIC, page_router
 ROUTES: list[ControllerRouterHandler] = [
     page_router(
         *home.ROUTES,
+        *installable.ROUTES,
         *signin.ROUTES,
         *links.ROUTES,
         *filtered.ROUTES,

@@ -55,6 +55,17 @@
     return node;
   }
 
+  // Said to screen readers (an aria-live region): how many arrived since the page opened.
+  var liveStatus = document.getElementById("live-status");
+  var arrived = 0;
+  function announce() {
+    arrived += 1;
+    if (!liveStatus) return;
+    liveStatus.textContent = arrived === 1
+      ? liveStatus.dataset.one
+      : liveStatus.dataset.many.replace("{count}", String(arrived));
+  }
+
   var source = new EventSource(url.toString());
   source.addEventListener("message", function (event) {
     var message = JSON.parse(event.data);
@@ -64,6 +75,7 @@
     var count = Number(unread.dataset.count || "0") + 1;
     unread.dataset.count = String(count);
     unread.textContent = String(count);
+    announce();
     if (live) {
       list.prepend(messageNode(message));
       var empty = document.getElementById("inbox-empty");

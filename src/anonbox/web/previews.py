@@ -1,0 +1,48 @@
+"""How a shared link previews in chats and feeds: the Open Graph and Twitter card tags of
+the public pages (``templates/preview_tags.html``), with absolute URLs (crawlers do not
+resolve relative ones). The send page previews as its link card; the home page as the
+app icon. Pages a person keeps private (receipts, the dashboard) carry none."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from anonbox.web.cards import HEIGHT, WIDTH
+
+
+@dataclass(frozen=True)
+class Preview:
+    title: str
+    description: str
+    url: str
+    image: str
+    image_alt: str
+    width: int
+    height: int
+    twitter_card: str = "summary_large_image"
+
+
+def send_page(site: str, link_id: str, name: str, prompt: str) -> Preview:
+    """The send page ``/{link_id}``: its link card, "Send me anonymous messages"."""
+    return Preview(
+        title=f"Send {name} an anonymous message",
+        description=prompt,
+        url=f"{site}/{link_id}",
+        image=f"{site}/{link_id}/card.png",
+        image_alt=f"{name} asks: {prompt}",
+        width=WIDTH,
+        height=HEIGHT,
+    )
+
+
+def home_page(site: str) -> Preview:
+    return Preview(
+        title="anonbox",
+        description="Share a link, get anonymous messages, answer the ones you like.",
+        url=f"{site}/",
+        image=f"{site}/static/icons/icon-512.png",
+        image_alt="anonbox",
+        width=512,
+        height=512,
+        twitter_card="summary",
+    )
