@@ -27,10 +27,10 @@ import hashlib
 import io
 import json
 import os
-import tarfile
-import urllib.request
 import subprocess
 import sys
+import tarfile
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -266,7 +266,8 @@ def site(
 AXE_VERSION = "4.14.1"
 # The registry's ``dist.integrity`` of that version: the tarball must hash to it.
 AXE_INTEGRITY = (
-    "sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37OgudVGtQ=="
+    "sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37Ogud"
+    "VGtQ=="
 )
 AXE_TARBALL = f"https://registry.npmjs.org/axe-core/-/axe-core-{AXE_VERSION}.tgz"
 AXE_FILE = Path(sys.prefix) / f"axe-core-{AXE_VERSION}" / "axe.min.js"

@@ -40,6 +40,9 @@
     node.querySelectorAll("form").forEach(function (form) {
       form.setAttribute("action", form.getAttribute("action").replace("MESSAGE_ID", message.id));
     });
+    node.querySelectorAll("[formaction]").forEach(function (button) {
+      button.setAttribute("formaction", button.getAttribute("formaction").replace("MESSAGE_ID", message.id));
+    });
     node.querySelectorAll("[id], [for]").forEach(function (element) {
       ["id", "for"].forEach(function (name) {
         var value = element.getAttribute(name);

@@ -4,6 +4,9 @@
 (function () {
   "use strict";
   var boxes = document.querySelectorAll(".share-actions");
+  var texts = document.getElementById("share-texts");
+  var copied = texts ? texts.dataset.copied : "Link copied.";
+  var failed = texts ? texts.dataset.failed : "Select the link and copy it:";
   Array.prototype.forEach.call(boxes, function (box) {
     var share = box.querySelector("[data-share]");
     var copy = box.querySelector("[data-share-copy]");
@@ -33,7 +36,7 @@
           return navigator.share({ url: url });
         }).catch(function (error) {
           if (error && error.name === "AbortError") return;  // the person closed the sheet
-          status.textContent = box.dataset.shareFailed + " " + url;
+          status.textContent = failed + " " + url;
         });
       });
     }
@@ -41,8 +44,8 @@
       copy.hidden = false;
       copy.addEventListener("click", function () {
         navigator.clipboard.writeText(url).then(
-          function () { status.textContent = box.dataset.shareCopied; },
-          function () { status.textContent = box.dataset.shareFailed + " " + url; }
+          function () { status.textContent = copied; },
+          function () { status.textContent = failed + " " + url; }
         );
       });
     }
