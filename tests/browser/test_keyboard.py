@@ -1,0 +1,132 @@
+"""The creator's whole path with the keyboard alone, in Chromium: Tab and Shift+Tab to
+move, Enter and Space to act, typing to write. Sign in, hear a new message arrive (the
+dashboard's aria-live region), read it, reply, like, share, delete the reply, sign out.
+Every control reached on our pages shows where the focus is."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from playwright.sync_api import BrowserContext, Page, expect
+
+from tests.actions import post_message
+from tests.browser.conftest import Site, Watch
+from tests.browser.test_phone_sharing import FAKE_SHARE, PNG_SIGNATURE, shared
+
+MAX_PRESSES = 120
+
+# The focused element, as "tag#id[name]", and whether it shows a focus indicator.
+FOCUSED = """() => {
+  const el = document.activeElement;
+  if (!el || el === document.body) return {what: 'body', name: '', action: '', visible: true};
+  const style = getComputedStyle(el);
+  const outlined = style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2;
+  const name = (el.getAttribute('aria-label') || el.innerText || el.value || el.name || '');
+  return {what: el.tagName.toLowerCase() + '#' + el.id, name: name.trim(),
+          action: el.getAttribute('formaction') || '',
+          visible: outlined || style.boxShadow !== 'none'};
+}"""
+
+
+def tab_to(
+    page: Page,
+    matches: Callable[[dict[str, str]], bool],
+    *,
+    back: bool = False,
+    ours: bool = True,
+) -> None:
+    """Press Tab (Shift+Tab with ``back``) until the focused element ``matches``; on
+    ``ours`` pages each element passed on the way must show that it has the focus."""
+    for _ in range(MAX_PRESSES):
+        page.keyboard.press("Shift+Tab" if back else "Tab")
+        focused = page.evaluate(FOCUSED)
+        if ours and focused["what"] != "body":
+            assert focused["visible"], f"no visible focus on {focused}"
+        if matches(focused):
+            return
+    raise AssertionError(f"{MAX_PRESSES} presses of Tab never reached it on {page.url}")
+
+
+def named(name: str) -> Callable[[dict[str, str]], bool]:
+    return lambda focused: focused["name"] == name
+
+
+def with_formaction(ending: str) -> Callable[[dict[str, str]], bool]:
+    return lambda focused: focused["action"].endswith(ending)
+
+
+def with_id(element_id: str) -> Callable[[dict[str, str]], bool]:
+    return lambda focused: focused["what"].endswith("#" + element_id)
+
+
+def test_the_creator_path_with_the_keyboard_alone(
+    site: Site, new_context: Callable[..., BrowserContext], watch: Watch
+) -> None:
+    watch.allow_outside_requests_from(site.provider.url)
+    user = site.provider.new_user(name="Kim Keys")
+    context = new_context()
+    context.add_init_script("const CAN_SHARE_FILES = true;" + FAKE_SHARE)
+    page = context.new_page()
+
+    # Sign in: our sign-in page, the provider's consent form, back to the dashboard.
+    page.goto(f"{site.url}/signin")
+    tab_to(page, with_id("signin-google"))
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{site.provider.url}/**")
+    tab_to(page, lambda focused: focused["what"].startswith("input"), ours=False)
+    page.keyboard.type(user.sub)
+    tab_to(page, named("Authorize"), ours=False)
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{site.url}/dashboard**")
+    link_id = page.locator("#inbox").get_attribute("data-link-id")
+    assert link_id
+
+    # A message arrives while the dashboard is open: a screen reader is told.
+    live = page.locator("#live-status")
+    expect(live).to_have_attribute("aria-live", "polite")
+    expect(live).to_have_text("")
+    with site.api() as api:
+        message_id = post_message(api, link_id, "Do you read with a keyboard too?")
+    expect(live).to_have_text("A new message arrived.")
+    with site.api() as api:
+        post_message(api, link_id, "And a second one.")
+    expect(live).to_have_text("2 new messages arrived.")
+
+    # Read it and reply: the skip link first, then into the message's reply field.
+    page.reload()
+    article = page.locator(f"#m-{message_id}")
+    expect(article.locator(".message-content")).to_have_text("Do you read with a keyboard too?")
+    tab_to(page, with_id(f"reply-{message_id}"))
+    page.keyboard.type("Only with a keyboard.")
+    tab_to(page, named("Send reply"))
+    page.keyboard.press("Enter")
+    page.wait_for_load_state("load")
+    article = page.locator(f"#m-{message_id}")
+    expect(article.locator(".reply-content")).to_have_text("Only with a keyboard.")
+
+    # Like it with Space; the button says it is pressed.
+    tab_to(page, with_formaction(f"/messages/{message_id}/like"))
+    page.keyboard.press("Space")
+    page.wait_for_load_state("load")
+    liked = page.locator(f"#m-{message_id}").get_by_role("button", name="Unlike")
+    expect(liked).to_have_attribute("aria-pressed", "true")
+
+    # Share the answer: Shift+Tab back up from Like to the message's Share button.
+    liked.focus()
+    tab_to(page, named("Share"), back=True)
+    page.keyboard.press("Enter")
+    [call] = shared(page)
+    assert call["head"] == PNG_SIGNATURE
+
+    # Delete the reply (above the share buttons), then sign out.
+    tab_to(page, named("Delete reply"), back=True)
+    page.keyboard.press("Enter")
+    page.wait_for_load_state("load")
+    expect(page.locator(f"#m-{message_id} .reply-content")).to_have_count(0)
+    page.locator("#main").focus()
+    tab_to(page, named("Sign out"), back=True)
+    page.keyboard.press("Enter")
+    page.wait_for_load_state("load")
+    expect(page.locator("#inbox")).to_have_count(0)
+    page.goto(f"{site.url}/dashboard")
+    expect(page.locator("#signin-title")).to_be_visible()  # signed out for real
