@@ -120,7 +120,10 @@ def test_user_text_is_escaped(api: httpx.Client, creator: Creator) -> None:
     post_reply(api, creator, message_id, f"A {hostile}")
     body = page(api, creator.link_id).text
     assert "<script>alert" not in body
-    assert body.count(html.escape(hostile)) == 3  # the prompt, the message, the reply
+    shown = body.split("<body", 1)[1]
+    assert shown.count(html.escape(hostile)) == 3  # the prompt, the message, the reply
+    # and the prompt in the link's preview: og/twitter description and image alt
+    assert body.split("<body", 1)[0].count(html.escape(hostile)) == 4
 
 
 def test_a_form_post_without_javascript_sends_and_redirects(
