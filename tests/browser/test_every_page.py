@@ -27,10 +27,14 @@ from tests.browser.conftest import (
 )
 from tests.conftest import Creator
 from tests.server import Server
-from tests.support.admin import Admin, make_account
+from tests.support.admin import Admin, csrf_of, make_account, signed_in_browser
+from tests.support.mail import SMTPServer, smtp_server, text_of
 from tests.support.signin import signin_link_command
 
+__all__ = ["smtp_server"]  # the fixture, used here
+
 HTML_BUDGET = 30 * 1024
+LONG_PAGES = {"dashboard", "dashboard-answered", "search", "send"}
 LONG = (
     "I have been meaning to ask for a while: when you started drawing every day, how did "
     "you keep going on the days when nothing came out right, and did you ever think of "
@@ -47,6 +51,7 @@ LONG_REPLY = (
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def full(
     request: pytest.FixtureRequest,
+    smtp_server: SMTPServer,
     database_url_factory: Callable[[str], str],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Server]:
@@ -58,6 +63,7 @@ def full(
     env = {
         "ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32",
         "ANONBOX_LIMIT_SENDER_LINK": "1000/60",
+        "ANONBOX_SMTP_URL": smtp_server.url,
     }
     running = Server(database_url, log, env=env).start(60)
     yield running
@@ -71,6 +77,9 @@ class World:
     answered: str  # a message with a reply
     receipt: str  # a receipt page's path
     gone: str  # a deleted link
+    confirm: str  # an e-mail confirmation link's path and query
+    unsubscribe: str  # a notice's unsubscribe link's path and query
+    leaving: str  # the address of an account scheduled for erasure
 
     @property
     def creator(self) -> Creator:
@@ -88,10 +97,45 @@ def _post(api: httpx.Client, link_id: str, text: str, n: int, **params: str) -> 
     return sent
 
 
+def _path_of(url: str) -> str:
+    return "/" + url.split("/", 3)[3]
+
+
+def _mail_pages(full: Server, mailbox: SMTPServer, api: httpx.Client) -> tuple[str, str]:
+    """A creator who asks for e-mail notices: the confirmation link mailed to them, and
+    the unsubscribe link of the first notice."""
+    mailed = off_the_loop(lambda: make_account(full.database_url, admin=False))
+    chosen = api.put("/notifications/email", json={"mode": "immediately"}, headers=mailed.headers)
+    assert chosen.status_code == 200, chosen.text
+    confirmation = mailbox.mailbox.wait_for(mailed.email)
+    [confirm] = [w for w in text_of(confirmation).split() if "/email/confirm?" in w]
+    assert api.get(_path_of(confirm)).status_code == 200
+    _post(api, mailed.creator.link_id, "Do notices arrive?", 901)
+    notice = mailbox.mailbox.wait_for(mailed.email, count=2)
+    unsubscribe = str(notice["List-Unsubscribe"]).strip("<>")
+    return _path_of(confirm), _path_of(unsubscribe)
+
+
+def _leaving(full: Server) -> str:
+    """An account whose owner asked for its deletion, through the pages."""
+    leaving = off_the_loop(lambda: make_account(full.database_url, admin=False))
+    browser = signed_in_browser(full, leaving.email)
+    try:
+        token = csrf_of(browser.get("/dashboard/account/delete").text)
+        done = browser.post(
+            "/dashboard/account/delete", data={"csrf_token": token, "confirm": "yes"}
+        )
+        assert done.status_code == 200, done.text
+    finally:
+        browser.close()
+    return leaving.email
+
+
 @pytest.fixture(scope="module")
-def world(full: Server) -> World:
+def world(full: Server, smtp_server: SMTPServer) -> World:
     """An admin creator with a full first inbox page of long messages (some answered,
-    one reported), a receipt, and a deleted link."""
+    one reported), a receipt, a deleted link, e-mail notice links, and an account
+    being deleted."""
     admin = off_the_loop(lambda: make_account(full.database_url, admin=True))
     creator = admin.creator
     with httpx.Client(base_url=full.url, timeout=30) as api:
@@ -110,7 +154,9 @@ def world(full: Server) -> World:
         doomed = off_the_loop(lambda: make_account(full.database_url, admin=False)).creator
         deleted = api.delete(f"/links/{doomed.link_id}", headers=doomed.headers)
         assert deleted.status_code in {200, 204}, deleted.text
-    return World(full, admin, answered, receipt, doomed.link_id)
+        confirm, unsubscribe = _mail_pages(full, smtp_server, api)
+    leaving = _leaving(full)
+    return World(full, admin, answered, receipt, doomed.link_id, confirm, unsubscribe, leaving)
 
 
 def public_pages(w: World) -> list[tuple[str, str]]:
@@ -123,6 +169,8 @@ def public_pages(w: World) -> list[tuple[str, str]]:
         ("error-404", "/no-such-link-here"),
         ("error-410", f"/{w.gone}"),
         ("apidocs", "/docs"),
+        ("email-confirmed", w.confirm),
+        ("email-unsubscribe", w.unsubscribe),
     ]
 
 
@@ -214,7 +262,8 @@ def visit(
     if not_ours:
         page.locator(".swagger-ui .info").wait_for()
     found.extend(f"{name}-{tag}: {v}" for v in axe(page, exclude=not_ours))
-    screenshot(page, f"{name}-{tag}")
+    # The long pages (a full inbox, its search, twenty answers): their first screen only.
+    screenshot(page, f"{name}-{tag}", full_page=name not in LONG_PAGES)
     return response.text()
 
 
@@ -241,6 +290,14 @@ def test_every_page_passes_axe_in_light_and_dark_and_stays_light(
             html = visit(stranger, url + path, name, tag, axe, screenshot, violations)
             if theme == "light":
                 weight.extend(check_weight_and_head(name, html, css))
+        # The page that says a sign-in link is on its way.
+        stranger.goto(f"{url}/signin")
+        stranger.locator("#email").fill(f"someone-{lang}-{theme}@example.org")
+        stranger.locator("#signin-email-send").click()
+        stranger.wait_for_load_state("load")
+        found = axe(stranger)
+        violations.extend(f"signin-sent-{tag}: {v}" for v in found)
+        screenshot(stranger, f"signin-sent-{tag}")
 
         creator = new_context(**{**options, "viewport": DESKTOP}).new_page()
         creator.goto(off_the_loop(signin_link_command, world.server, world.admin.email))
@@ -249,6 +306,14 @@ def test_every_page_passes_axe_in_light_and_dark_and_stays_light(
             html = visit(creator, url + path, name, tag, axe, screenshot, violations)
             if theme == "light":
                 weight.extend(check_weight_and_head(name, html, css))
+        # Last, as the account being deleted: its one page.
+        creator.goto(off_the_loop(signin_link_command, world.server, world.leaving))
+        creator.wait_for_url(re.compile(r"/dashboard/deletion"))
+        html = visit(
+            creator, f"{url}/dashboard/deletion", "deletion", tag, axe, screenshot, violations
+        )
+        if theme == "light":
+            weight.extend(check_weight_and_head("deletion", html, css))
     assert not weight, "\n".join(weight)
     assert not violations, "axe-core found:\n" + "\n".join(violations)
 
