@@ -307,4 +307,10 @@ def test_anonbox_installs_as_an_app(site: Site, new_context: Callable[..., Brows
            }"""
     )
     assert state in {"activating", "activated"}
-    assert httpx.get(f"{site.url}/sw.js").headers["content-type"].startswith("text/javascript")
+    worker = httpx.get(f"{site.url}/sw.js")
+    assert worker.headers["content-type"].startswith("text/javascript")
+    # Its notices show the app icon, a PNG (Android draws no SVG in a notification).
+    icon = re.search(r'icon: "([^"]+)"', worker.text)
+    assert icon
+    with Image.open(io.BytesIO(httpx.get(site.url + icon.group(1)).content)) as drawn:
+        assert drawn.format == "PNG"

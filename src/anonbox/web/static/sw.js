@@ -12,7 +12,7 @@ self.addEventListener("push", function (event) {
   event.waitUntil(
     self.registration.showNotification(notice.title, {
       body: notice.body,
-      icon: "/static/icon.svg",
+      icon: "/static/icons/icon-192.png",  // a raster icon: Android shows no SVG here
       tag: "anonbox-message",
       renotify: true,
       data: { url: notice.url },
