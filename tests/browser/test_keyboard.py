@@ -88,6 +88,10 @@ def test_the_creator_path_with_the_keyboard_alone(
     with site.api() as api:
         message_id = post_message(api, link_id, "Do you read with a keyboard too?")
     expect(live).to_have_text("A new message arrived.")
+    arrived = page.locator(f"#m-{message_id}")  # added live: its buttons act on it
+    expect(arrived.get_by_role("button", name="Like")).to_have_attribute(
+        "formaction", f"/dashboard/links/{link_id}/messages/{message_id}/like"
+    )
     with site.api() as api:
         post_message(api, link_id, "And a second one.")
     expect(live).to_have_text("2 new messages arrived.")
@@ -99,20 +103,20 @@ def test_the_creator_path_with_the_keyboard_alone(
     tab_to(page, with_id(f"reply-{message_id}"))
     page.keyboard.type("Only with a keyboard.")
     tab_to(page, named("Send reply"))
-    page.keyboard.press("Enter")
-    page.wait_for_load_state("load")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
     article = page.locator(f"#m-{message_id}")
     expect(article.locator(".reply-content")).to_have_text("Only with a keyboard.")
 
     # Like it with Space; the button says it is pressed.
     tab_to(page, with_formaction(f"/messages/{message_id}/like"))
-    page.keyboard.press("Space")
-    page.wait_for_load_state("load")
+    with page.expect_navigation():
+        page.keyboard.press("Space")
     liked = page.locator(f"#m-{message_id}").get_by_role("button", name="Unlike")
     expect(liked).to_have_attribute("aria-pressed", "true")
 
-    # Share the answer: Shift+Tab back up from Like to the message's Share button.
-    liked.focus()
+    # Share the answer: Tab down to the pressed button, Shift+Tab back up to Share.
+    tab_to(page, with_formaction(f"/messages/{message_id}/like"))
     tab_to(page, named("Share"), back=True)
     page.keyboard.press("Enter")
     [call] = shared(page)
@@ -120,13 +124,12 @@ def test_the_creator_path_with_the_keyboard_alone(
 
     # Delete the reply (above the share buttons), then sign out.
     tab_to(page, named("Delete reply"), back=True)
-    page.keyboard.press("Enter")
-    page.wait_for_load_state("load")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
     expect(page.locator(f"#m-{message_id} .reply-content")).to_have_count(0)
-    page.locator("#main").focus()
-    tab_to(page, named("Sign out"), back=True)
-    page.keyboard.press("Enter")
-    page.wait_for_load_state("load")
+    tab_to(page, named("Sign out"))
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
     expect(page.locator("#inbox")).to_have_count(0)
     page.goto(f"{site.url}/dashboard")
     expect(page.locator("#signin-title")).to_be_visible()  # signed out for real
