@@ -6,8 +6,11 @@ STAMP := $(VENV)/.installed
 # The share cards' fonts (web/card_fonts.py): every script and colour emoji.
 FONTS := fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji
 
+LOCALE := src/anonbox/locale
+LANGS := ja ko id es
+
 .DEFAULT_GOAL := help
-.PHONY: help install fonts run test lint format lock clean bench
+.PHONY: help install fonts run test lint format lock clean bench messages compile-messages
 
 help: ## List the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -16,6 +19,7 @@ $(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	$(BIN)/pybabel -q compile --use-fuzzy -d $(LOCALE) -D messages
 	@touch $(STAMP)
 
 install: $(STAMP) fonts ## Create .venv and install the project from the lockfile (and, as root, the cards' fonts)
@@ -58,6 +62,19 @@ bench: $(STAMP) ## Run the benchmarks against the floor (BENCH_ARGS="--quick --d
 	@command -v wrk >/dev/null || (apt-get update && apt-get install -y wrk)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r bench/requirements.lock
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
+
+messages: $(STAMP) ## Extract marked texts to the .pot and merge them into every catalog (.po)
+	$(BIN)/pybabel extract -F babel.cfg -k N_ --sort-by-file --no-wrap -o $(LOCALE)/messages.pot .
+	@for lang in $(LANGS); do \
+	  if [ -f $(LOCALE)/$$lang/LC_MESSAGES/messages.po ]; then \
+	    $(BIN)/pybabel -q update --no-wrap -i $(LOCALE)/messages.pot -d $(LOCALE) -D messages -l $$lang; \
+	  else \
+	    $(BIN)/pybabel -q init --no-wrap -i $(LOCALE)/messages.pot -d $(LOCALE) -D messages -l $$lang; \
+	  fi; \
+	done
+
+compile-messages: $(STAMP) ## Compile the catalogs (.po) to the .mo files the service reads
+	$(BIN)/pybabel -q compile --use-fuzzy -d $(LOCALE) -D messages
 
 clean: ## Remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

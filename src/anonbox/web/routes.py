@@ -14,6 +14,7 @@ from anonbox.web import (
     inbox,
     installable,
     links,
+    locale,
     moderation,
     notifications,
     public,
@@ -30,6 +31,7 @@ ROUTES: list[ControllerRouterHandler] = [
     page_router(
         *home.ROUTES,
         *installable.ROUTES,
+        *locale.ROUTES,
         *signin.ROUTES,
         *links.ROUTES,
         *filtered.ROUTES,

@@ -20,8 +20,11 @@ from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 from litestar.types import ControllerRouterHandler
 
+from anonbox.core import i18n
 from anonbox.core.errors import AnonboxError, RateLimited, ServiceUnavailable
+from anonbox.core.i18n import N_, gettext
 from anonbox.core.settings import Settings
+from anonbox.web.locale import public_locale, vary_by_language
 from anonbox.web.security import page_headers
 from anonbox.web.session import carry_renewal_of
 
@@ -36,7 +39,18 @@ def _environment() -> Environment:
         autoescape=True,
         extensions=["jinja2.ext.i18n"],
     )
-    env.install_null_translations(newstyle=True)  # type: ignore[attr-defined]
+    # Read the language of this request (``core.i18n``'s context variable) at each call.
+    env.install_gettext_callables(  # type: ignore[attr-defined]
+        gettext=lambda message: i18n.translations(i18n.current_language()).gettext(message),
+        ngettext=lambda singular, plural, n: i18n.translations(i18n.current_language()).ngettext(
+            singular, plural, n
+        ),
+        newstyle=True,
+    )
+    env.globals["current_language"] = i18n.current_language
+    env.globals["LANGUAGES"] = i18n.LANGUAGES
+    env.filters["exact_time"] = i18n.exact_time
+    env.filters["ago"] = i18n.relative_time
     return env
 
 
@@ -44,16 +58,45 @@ TEMPLATES = TemplateConfig(instance=JinjaTemplateEngine.from_environment(_enviro
 HTML = {"html": True}
 
 _TITLES = {
-    400: "That did not work",
-    401: "Please sign in",
-    403: "Not allowed",
-    404: "Not found",
-    405: "Not allowed",
-    409: "Not possible right now",
-    410: "No longer available",
-    413: "Too long",
-    429: "Slow down",
-    503: "Unavailable",
+    400: N_("That did not work"),
+    401: N_("Please sign in"),
+    403: N_("Not allowed"),
+    404: N_("Not found"),
+    405: N_("Not allowed"),
+    409: N_("Not possible right now"),
+    410: N_("No longer available"),
+    413: N_("Too long"),
+    429: N_("Slow down"),
+    503: N_("Unavailable"),
+}
+# What an error page says in a language other than English when the API's own (English)
+# message has no translation: a sentence chosen by the error's code.
+_SENTENCES = {
+    "validation_failed": N_("Check what you sent and try again."),
+    "bad_request": N_("Check what you sent and try again."),
+    "unauthorized": N_("Sign in to see this page."),
+    "forbidden": N_("You are not allowed to do this."),
+    "not_found": N_("There is nothing here. Check the address."),
+    "gone": N_("This is no longer available."),
+    "conflict": N_("This is not possible right now."),
+    "payload_too_large": N_("That is too long."),
+    "unsupported_media_type": N_("Check what you sent and try again."),
+    "rate_limited": N_("Too many tries. Wait a moment and try again."),
+    "bad_gateway": N_("Something went wrong on our side."),
+    "service_unavailable": N_("This is unavailable for a moment. Try again soon."),
+    "internal_error": N_("Something went wrong on our side."),
+}
+_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "forbidden",
+    409: "conflict",
+    410: "gone",
+    413: "payload_too_large",
+    429: "rate_limited",
+    503: "service_unavailable",
 }
 _log = logging.getLogger("anonbox.web")
 
@@ -64,17 +107,24 @@ def site_url(request: Request[Any, Any, Any], settings: Settings) -> str:
     return settings.public_url or str(request.base_url).rstrip("/")
 
 
-def error_page(status_code: int, message: str) -> Template:
+def error_page(status_code: int, message: str, code: str | None = None) -> Template:
+    """The error as a page in the reader's language: the message itself where the catalog
+    has it (English always), else a sentence chosen by the error's code."""
+    translated = gettext(message)
+    if translated == message and i18n.current_language() != i18n.DEFAULT_LANGUAGE:
+        key = code or _CODES.get(status_code, "internal_error")
+        translated = gettext(_SENTENCES.get(key, _SENTENCES["internal_error"]))
+    title = _TITLES.get(status_code, N_("Something went wrong"))
     return Template(
         template_name="error.html",
-        context={"title": _TITLES.get(status_code, "Something went wrong"), "message": message},
+        context={"title": gettext(title), "message": translated},
         status_code=status_code,
         headers={},
     )
 
 
 def _anonbox_error(request: Request[Any, Any, Any], exc: AnonboxError) -> Response[Any]:
-    page = error_page(exc.status_code, exc.message)
+    page = error_page(exc.status_code, exc.message, exc.code)
     if isinstance(exc, RateLimited | ServiceUnavailable):
         page.headers["Retry-After"] = str(exc.retry_after)
     carry_renewal_of(request, page)
@@ -96,13 +146,19 @@ def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any
     return page
 
 
+def _page_headers(response: Response[Any]) -> Response[Any]:
+    vary_by_language(response)
+    return page_headers(response)
+
+
 def page_router(*handlers: ControllerRouterHandler) -> Router:
     return Router(
         path="/",
         route_handlers=list(handlers),
         opt=HTML,
         include_in_schema=False,
-        after_request=page_headers,
+        before_request=public_locale,
+        after_request=_page_headers,
         exception_handlers={
             AnonboxError: _anonbox_error,
             ValidationException: _http_error,
