@@ -266,3 +266,26 @@ async def erase_rest(conn: Connection, *, user_id: str, now: int) -> None:
             await conn.execute(statement, user_id, now)
         else:
             await conn.execute(statement, user_id)
+
+
+# --- preferences ---------------------------------------------------------------------------
+
+
+async def preferences(conn: Connection, user_id: str) -> Row | None:
+    return await conn.fetchrow("SELECT language, time_zone FROM users WHERE id = $1", user_id)
+
+
+async def set_language_once(conn: Connection, user_id: str, language: str) -> None:
+    """The first language only: a creator's own choice is never overwritten."""
+    await conn.execute(
+        "UPDATE users SET language = $2 WHERE id = $1 AND language IS NULL", user_id, language
+    )
+
+
+async def set_preferences(conn: Connection, user_id: str, language: str, time_zone: str) -> None:
+    await conn.execute(
+        "UPDATE users SET language = $2, time_zone = $3 WHERE id = $1",
+        user_id,
+        language,
+        time_zone,
+    )

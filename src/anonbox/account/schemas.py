@@ -114,3 +114,10 @@ class AccountExport(msgspec.Struct):
     api_keys: list[ExportApiKey]
     webhooks: list[ExportWebhook]
     push_devices: ExportPushDevices
+
+
+class Preferences(msgspec.Struct):
+    """The language of the creator's pages and mail, and the time zone of their times."""
+
+    language: str | None  # None until their first dashboard page
+    time_zone: str

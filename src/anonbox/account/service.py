@@ -20,10 +20,11 @@ from __future__ import annotations
 import logging
 
 from anonbox.account import repository
-from anonbox.account.schemas import DeletionState
+from anonbox.account.schemas import DeletionState, Preferences
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
-from anonbox.core.errors import Conflict
+from anonbox.core.errors import Conflict, FieldProblem, ValidationFailed
+from anonbox.core.i18n import LANGUAGES, valid_time_zone
 from anonbox.core.settings import Settings
 from anonbox.notifications import repository as events
 
@@ -129,3 +130,29 @@ async def erase_due(db: Database) -> int:
     for user_id in await repository.due_deletions(db, now=now_us(), limit=SWEEP_ACCOUNTS):
         erased += await erase_account(db, user_id=user_id)
     return erased
+
+
+# --- preferences ---------------------------------------------------------------------------
+
+
+async def preferences(db: Database, *, user_id: str, first_language: str) -> Preferences:
+    """The creator's language and time zone; a creator without a language yet gets
+    ``first_language`` (their browser's), stored, so their mail speaks it too."""
+    row = await repository.preferences(db, user_id)
+    language = row["language"] if row is not None else None
+    if language not in LANGUAGES:
+        language = first_language
+        await repository.set_language_once(db, user_id, language)
+    zone = row["time_zone"] if row is not None else None
+    return Preferences(language=language, time_zone=valid_time_zone(zone or "") or "UTC")
+
+
+async def set_preferences(db: Database, *, user_id: str, language: str, time_zone: str) -> None:
+    problems = []
+    if language not in LANGUAGES:
+        problems.append(FieldProblem("language", "unknown"))
+    if valid_time_zone(time_zone) is None:
+        problems.append(FieldProblem("time_zone", "unknown"))
+    if problems:
+        raise ValidationFailed("language or time zone unknown", problems)
+    await repository.set_preferences(db, user_id, language, time_zone)

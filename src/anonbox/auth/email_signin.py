@@ -27,6 +27,7 @@ from anonbox.auth.sessions import SessionTokens, open_session
 from anonbox.core.clock import now_us
 from anonbox.core.database import Database
 from anonbox.core.errors import BadRequest, FieldProblem, RateLimited, ValidationFailed
+from anonbox.core.i18n import N_, _, ngettext
 from anonbox.core.mail import Mailer, compose
 from anonbox.core.ratelimit import Limit, RateLimiter
 from anonbox.core.settings import Settings
@@ -58,7 +59,7 @@ def _address(email: str) -> str:
         return normalised_email(email)
     except ValueError:
         raise ValidationFailed(
-            "Enter an e-mail address, like name@example.com",
+            N_("Enter an e-mail address, like name@example.com"),
             [FieldProblem("email", "invalid")],
         ) from None
 
@@ -120,13 +121,21 @@ async def send_link(
         compose(
             settings,
             to=address,
-            subject="Your anonbox sign-in link",
+            # In the language of the page it was asked from (core.i18n; English by API).
+            subject=_("Your anonbox sign-in link"),
             text=(
-                "Open this link to sign in to anonbox:\n\n"
-                f"{url}\n\n"
-                f"It works once, for {minutes} minutes, in the browser where you asked "
-                "for it. If you did not ask to sign in, ignore this mail: nothing happens "
-                "without the link.\n"
+                _("Open this link to sign in to anonbox:")
+                + f"\n\n{url}\n\n"
+                + ngettext(
+                    "It works once, for %(num)d minute, in the browser where you asked for "
+                    "it. If you did not ask to sign in, ignore this mail: nothing happens "
+                    "without the link.",
+                    "It works once, for %(num)d minutes, in the browser where you asked for "
+                    "it. If you did not ask to sign in, ignore this mail: nothing happens "
+                    "without the link.",
+                    minutes,
+                )
+                + "\n"
             ),
         )
     )
@@ -165,13 +174,15 @@ async def follow_link(
 async def _why_refused(db: Database, token_hash: str, binding_hash: str | None, now: int) -> str:
     row = await repository.email_signin(db, token_hash)
     if row is None:
-        return "This sign-in link is not valid. Ask for a new one below."
+        return N_("This sign-in link is not valid. Ask for a new one below.")
     if row["used_at"] is not None:
-        return "This sign-in link was already used; each link works once. Ask for a new one below."
+        return N_(
+            "This sign-in link was already used; each link works once. Ask for a new one below."
+        )
     if row["expires_at"] <= now:
-        return "This sign-in link has expired. Ask for a new one below."
+        return N_("This sign-in link has expired. Ask for a new one below.")
     # Unused and unexpired, so the binding did not match: another browser asked for it.
-    return (
+    return N_(
         "This sign-in link was asked for in another browser. Open it there, or ask for a "
         "new one in this browser below."
     )

@@ -27,6 +27,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from babel import Locale, UnknownLocaleError
 from babel.dates import format_date, format_datetime, format_timedelta
+from babel.numbers import format_decimal
 from babel.support import NullTranslations, Translations
 
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
@@ -93,10 +94,11 @@ def gettext(message: str, **variables: Any) -> str:
     return text % variables if variables else text
 
 
-def ngettext(singular: str, plural: str, num: int, **variables: Any) -> str:
-    """``num`` picks the plural form and fills ``%(num)d``, with any other placeholders."""
-    text = translations(_language.get()).ngettext(singular, plural, num)
-    return text % {"num": num, **variables}
+def ngettext(singular: str, plural: str, n: int, /, **variables: Any) -> str:
+    """``n`` picks the plural form and fills ``%(num)d`` (unless ``num`` is given, say as
+    a formatted number), with any other placeholders."""
+    text = translations(_language.get()).ngettext(singular, plural, n)
+    return text % {"num": n, **variables}
 
 
 _ = gettext
@@ -144,6 +146,11 @@ def valid_time_zone(name: str) -> str | None:
     return name
 
 
+def number(value: int) -> str:
+    """``1,234`` as the current language writes it."""
+    return format_decimal(value, locale=_locale())
+
+
 def _locale() -> Locale:
     try:
         return Locale.parse(_language.get())
@@ -165,7 +172,7 @@ def exact_time(iso: str) -> str:
     if moment is None:
         return iso
     zone = ZoneInfo(_time_zone.get())
-    return format_datetime(moment, "full", tzinfo=zone, locale=_locale())
+    return format_datetime(moment, "long", tzinfo=zone, locale=_locale())
 
 
 def relative_time(iso: str, now: datetime | None = None) -> str:

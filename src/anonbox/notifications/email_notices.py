@@ -24,6 +24,7 @@ from email.message import EmailMessage
 from anonbox.core.clock import now_us
 from anonbox.core.database import Connection, Database, Row
 from anonbox.core.errors import ServiceUnavailable
+from anonbox.core.i18n import _, ngettext, use_locale
 from anonbox.core.ids import new_ulid
 from anonbox.core.mail import Mailer, compose
 from anonbox.core.settings import Settings
@@ -41,7 +42,6 @@ UNSUBSCRIBE_PAGE = "/email/unsubscribe"
 CONFIRM_PAGE = "/email/confirm"
 SETTINGS_PAGE = "/dashboard/notifications"
 DEVELOPMENT_URL = "http://127.0.0.1:8000"  # as ``anonbox serve`` prints it
-SUBJECT = "New anonymous message"
 MAX_WAIT_SECONDS = 4 * 3600
 NOTICES_PER_MAIL = 50
 KEEP_SECONDS = 24 * 3600  # sent and dropped notices, then purged
@@ -155,17 +155,25 @@ def notice_mail(settings: Settings, *, to: str, user_id: str, texts: Sequence[st
         f"{base}{UNSUBSCRIBE_PAGE}?token={unsubscribe_token(settings.secret_key, user_id)}"
     )
     count = len(texts)
-    subject = SUBJECT if count == 1 else f"{count} new anonymous messages"
+    # In the creator's language (``use_locale`` around the call).
+    subject = (
+        _("New anonymous message")
+        if count == 1
+        else ngettext("%(num)d new anonymous message", "%(num)d new anonymous messages", count)
+    )
     shown = "\n\n".join(f"> {text}".replace("\n", "\n> ") for text in texts)
     message = compose(
         settings,
         to=to,
         subject=subject,
         text=(
-            f"{subject}:\n\n{shown}\n\n"
-            f"Read and answer in your inbox: {base}/dashboard\n\n"
-            f"Change these mails: {base}{SETTINGS_PAGE}\n"
-            f"Stop them: {unsubscribe}\n"
+            f"{subject}\n\n{shown}\n\n"
+            + _("Read and answer in your inbox: %(url)s", url=f"{base}/dashboard")
+            + "\n\n"
+            + _("Change these mails: %(url)s", url=f"{base}{SETTINGS_PAGE}")
+            + "\n"
+            + _("Stop them: %(url)s", url=unsubscribe)
+            + "\n"
         ),
     )
     message["List-Unsubscribe"] = f"<{unsubscribe}>"
@@ -211,7 +219,8 @@ class EmailCourier:
         if found is None or not shown:  # turned off, address changed, or messages deleted
             await self._finish(job.notices, "dropped")
             return Outcome.GONE
-        mail = notice_mail(self._settings, to=found["email"], user_id=job.user_id, texts=shown)
+        with use_locale(found["language"], found["time_zone"]):
+            mail = notice_mail(self._settings, to=found["email"], user_id=job.user_id, texts=shown)
         try:
             await self._mailer.send(mail)
         except ServiceUnavailable:

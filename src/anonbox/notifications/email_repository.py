@@ -11,7 +11,8 @@ from anonbox.core.database import Connection, Row, insert_many, placeholders
 async def choice_of(conn: Connection, user_id: str) -> Row | None:
     """The account's address and sign-in, with its choice (NULLs when never made)."""
     return await conn.fetchrow(
-        "SELECT u.email, u.google_sub, s.mode, s.confirmed_address, s.confirmation_sent_at"
+        "SELECT u.email, u.google_sub, u.language, u.time_zone,"
+        " s.mode, s.confirmed_address, s.confirmation_sent_at"
         " FROM users u LEFT JOIN email_notice_settings s ON s.user_id = u.id WHERE u.id = $1",
         user_id,
     )
@@ -139,7 +140,8 @@ async def claim_due_notices(
 async def recipient(conn: Connection, user_id: str) -> Row | None:
     """Where a creator's notices go now: their confirmed address, if notices are on."""
     return await conn.fetchrow(
-        "SELECT u.email FROM email_notice_settings s JOIN users u ON u.id = s.user_id"
+        "SELECT u.email, u.language, u.time_zone"
+        " FROM email_notice_settings s JOIN users u ON u.id = s.user_id"
         " WHERE s.user_id = $1 AND s.mode <> 'off' AND s.confirmed_address = u.email",
         user_id,
     )

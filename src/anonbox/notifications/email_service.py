@@ -10,6 +10,7 @@ from anonbox.auth.service import Principal
 from anonbox.core.clock import now_us
 from anonbox.core.database import Database, Row
 from anonbox.core.errors import FieldProblem, NotFound, ServiceUnavailable, ValidationFailed
+from anonbox.core.i18n import _, use_locale
 from anonbox.core.mail import Mailer, compose
 from anonbox.core.settings import Settings
 from anonbox.notifications import email_repository as repository
@@ -79,7 +80,9 @@ async def choose(
         if confirmed is None and await _verified_by_sign_in(db, creator, row):
             confirmed = address
         if confirmed is None and (sent_at is None or now - sent_at > RESEND_AFTER_US):
-            await mailer.send(_confirmation_mail(settings, user_id=creator.user_id, to=address))
+            with use_locale(row["language"], row["time_zone"]):  # the creator's language
+                mail = _confirmation_mail(settings, user_id=creator.user_id, to=address)
+            await mailer.send(mail)
             sent_at = now
     async with db.transaction() as tx:
         await repository.save_choice(
@@ -101,11 +104,14 @@ def _confirmation_mail(settings: Settings, *, user_id: str, to: str) -> EmailMes
     return compose(
         settings,
         to=to,
-        subject="Confirm your address for anonbox notices",
+        subject=_("Confirm your address for anonbox notices"),
         text=(
-            "You asked anonbox to tell you about new anonymous messages by e-mail.\n"
-            f"Open this link to confirm that this address is yours:\n\n{url}\n\n"
-            "If you did not ask for this, ignore this mail: nothing is sent without it.\n"
+            _("You asked anonbox to tell you about new anonymous messages by e-mail.")
+            + "\n"
+            + _("Open this link to confirm that this address is yours:")
+            + f"\n\n{url}\n\n"
+            + _("If you did not ask for this, ignore this mail: nothing is sent without it.")
+            + "\n"
         ),
     )
 

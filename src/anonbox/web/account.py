@@ -7,13 +7,13 @@ API key, shown this once on the page itself), the API's own services.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from litestar import Request, get, post
 from litestar.response import Redirect, Stream, Template
 from litestar.types import ControllerRouterHandler
 
+from anonbox.account import service as account_settings
 from anonbox.account import service as deletion
 from anonbox.account.export import EXPORT_MESSAGE, export_filename, open_export
 from anonbox.auth import service as accounts
@@ -22,6 +22,7 @@ from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import streamed_envelope
 from anonbox.core.errors import FieldProblem, ValidationFailed
+from anonbox.core.i18n import current_language, current_time_zone, exact_time, time_zones
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
 from anonbox.safety import blocks, mutes
@@ -61,6 +62,9 @@ async def _account_page(
             "api_keys": await accounts.list_api_keys(db, user_id=user_id),
             "blocked": (await blocks.blocks_of(db, owner_id=user_id)).items,
             "new_key": new_key,
+            "language": current_language(),
+            "time_zone": current_time_zone(),
+            "time_zones": time_zones(),
             "here": ACCOUNT,
         },
         status_code,
@@ -124,10 +128,18 @@ async def revoke_api_key(
     return redirect_to(browser, settings, ACCOUNT)
 
 
-def readable_date(iso: str) -> str:
-    """``2026-12-23T05:00:00.000Z`` as a person reads it: ``23 December 2026, 05:00 UTC``."""
-    moment = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone(UTC)
-    return f"{moment.day} {moment:%B %Y, %H:%M} UTC"
+@post(ACCOUNT + "/preferences", status_code=303)
+async def save_preferences(
+    browser: SignedInBrowser, form: SignedInForm, db: DB, settings: AppSettings
+) -> Redirect:
+    """The language of the creator's pages and mail, and the time zone of their times."""
+    await account_settings.set_preferences(
+        db,
+        user_id=browser.principal.user_id,
+        language=text_field(form, "language"),
+        time_zone=text_field(form, "time_zone"),
+    )
+    return redirect_to(browser, settings, ACCOUNT)
 
 
 @get(ACCOUNT + "/export")
@@ -158,7 +170,7 @@ async def confirm_deletion(
             "mode": "confirm",
             "profile": await accounts.profile(db, user_id=browser.principal.user_id),
             "erase_at": erase_at,
-            "erase_date": readable_date(erase_at),
+            "erase_date": exact_time(erase_at),
             "here": DELETE_ACCOUNT,
         },
     )
@@ -187,7 +199,7 @@ async def delete_account(
         context={
             "mode": "scheduled",
             "erase_at": state.erase_at,
-            "erase_date": readable_date(state.erase_at),
+            "erase_date": exact_time(state.erase_at),
         },
         headers=NO_STORE,
     )
@@ -211,7 +223,7 @@ async def deletion_page(
         {
             "mode": "pending",
             "erase_at": state.erase_at,
-            "erase_date": readable_date(state.erase_at),
+            "erase_date": exact_time(state.erase_at),
             "here": DELETION_PAGE,
         },
     )
@@ -231,6 +243,7 @@ ROUTES: list[ControllerRouterHandler] = [
         unblock,
         create_api_key,
         revoke_api_key,
+        save_preferences,
         download_data,
         confirm_deletion,
         delete_account,

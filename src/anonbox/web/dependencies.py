@@ -18,10 +18,13 @@ from litestar.params import Dependency
 from litestar.response import Redirect
 from litestar.types import ControllerRouterHandler
 
+from anonbox.account import service as account
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import Unauthorized
+from anonbox.core.i18n import N_, set_locale
 from anonbox.core.paths import LinkId
 from anonbox.links.dependencies import LinkAccess, owned_link
+from anonbox.web.locale import browser_language
 from anonbox.web.security import checked_form
 from anonbox.web.session import Browser, browser_session, carry_renewal_of, clear_session_cookies
 from anonbox.web.signin import signin_page
@@ -73,9 +76,14 @@ async def account_holder_browser(request: AnyRequest, db: DB, settings: AppSetti
     deletion page takes it); for a form post, only with that session's token."""
     browser = await browser_session(request, db, settings)
     if browser is None:
-        raise NotSignedIn("Sign in to see your inbox.")
+        raise NotSignedIn(N_("Sign in to see your inbox."))
     if request.method not in _SAFE_METHODS:
         await checked_form(request, browser.principal.credential_id)
+    # The creator's own pages speak their language, with times in their zone.
+    chosen = await account.preferences(
+        db, user_id=browser.principal.user_id, first_language=browser_language(request)
+    )
+    set_locale(chosen.language or browser_language(request), chosen.time_zone)
     return browser
 
 

@@ -14,6 +14,7 @@ from litestar.types import ControllerRouterHandler
 
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import FieldProblem, ValidationFailed
+from anonbox.core.i18n import N_, _
 from anonbox.notifications import email_service
 from anonbox.notifications.email_notices import (
     CONFIRM_PAGE,
@@ -43,7 +44,11 @@ async def choose_email_notices(
     return redirect_to(browser, settings, SETTINGS_PAGE)
 
 
-_MODE_LABELS = {"immediately": "at once", "hourly": "an hourly digest", "daily": "a daily digest"}
+_MODE_LABELS = {
+    "immediately": N_("at once"),
+    "hourly": N_("an hourly digest"),
+    "daily": N_("a daily digest"),
+}
 _NO_STORE = {"Cache-Control": "no-store"}
 
 
@@ -62,7 +67,7 @@ async def confirm_address(db: DB, settings: AppSettings, token: Token) -> Templa
         "confirmed",
         address=confirmed.address,
         active=confirmed.active,
-        mode_label=_MODE_LABELS.get(confirmed.mode, confirmed.mode),
+        mode_label=_(_MODE_LABELS.get(confirmed.mode, confirmed.mode)),
     )
 
 

@@ -15,6 +15,7 @@ from litestar.types import ControllerRouterHandler
 
 from anonbox.auth import service as accounts
 from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.i18n import _
 from anonbox.core.paths import Cursor, RowId
 from anonbox.links import service as links
 from anonbox.messages import filtered
@@ -81,10 +82,10 @@ async def confirm_empty(
         browser,
         db,
         settings,
-        title="Empty the filtered folder?",
-        text="Every message in this link's filtered folder is deleted for good.",
+        title=_("Empty the filtered folder?"),
+        text=_("Every message in this link's filtered folder is deleted for good."),
         action=f"{LINKS_PAGE}/{link.link_id}/filtered/empty",
-        button="Empty the folder",
+        button=_("Empty the folder"),
         cancel=f"{LINKS_PAGE}/{link.link_id}/filtered",
     )
 

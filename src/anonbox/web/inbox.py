@@ -20,6 +20,7 @@ from anonbox.auth import service as accounts
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import FieldProblem, NotFound, ValidationFailed
+from anonbox.core.i18n import N_
 from anonbox.core.paths import Cursor, RowId
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
@@ -56,7 +57,7 @@ async def _inbox_page(
     owned = await inbox.links_with_unread(db, user_id)
     if link_id is None:
         if not owned:
-            raise NotFound("You have no link yet")
+            raise NotFound(N_("You have no link yet."))
         link_id = str(owned[0]["id"])
     current = next(row for row in owned if row["id"] == link_id)
     listing = await inbox.page(db, link_id=link_id, which=which, before=cursor, limit=PAGE_SIZE)

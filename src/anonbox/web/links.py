@@ -21,6 +21,7 @@ from anonbox.auth import service as accounts
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import NotFound
+from anonbox.core.i18n import _, ngettext, number
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
@@ -107,11 +108,14 @@ async def confirm_delete_link(
         browser,
         db,
         settings,
-        title="Delete this link?",
-        text=f"“{found.prompt}” and every message and reply it holds are deleted for good. "
-        "The link stops working for anyone who has it.",
+        title=_("Delete this link?"),
+        text=_(
+            "“%(prompt)s” and every message and reply it holds are deleted for good. "
+            "The link stops working for anyone who has it.",
+            prompt=found.prompt,
+        ),
         action=f"{LINKS_PAGE}/{link.link_id}/delete",
-        button="Delete the link and its messages",
+        button=_("Delete the link and its messages"),
         cancel=LINKS_PAGE,
     )
 
@@ -136,22 +140,26 @@ async def confirm_delete_unanswered(
         browser,
         db,
         settings,
-        title="Delete every unanswered message?",
+        title=_("Delete every unanswered message?"),
         text=_unanswered_text(await filtered.count(db, link_id=link.link_id)),
         action=f"{LINKS_PAGE}/{link.link_id}/unanswered/delete",
-        button="Delete all unanswered",
+        button=_("Delete all unanswered"),
         cancel=f"{LINKS_PAGE}/{link.link_id}",
     )
 
 
 def _unanswered_text(in_folder: int) -> str:
     """What "Delete all unanswered" deletes: the folder's messages too (none is answered)."""
-    text = "Every message of this link that you have not replied to is deleted for good."
-    if in_folder == 1:
-        return text + " That includes the one message in the Filtered folder."
     if in_folder:
-        return text + f" That includes the {in_folder:,} messages in the Filtered folder."
-    return text
+        return ngettext(
+            "Every message of this link that you have not replied to is deleted for good. "
+            "That includes the one message in the Filtered folder.",
+            "Every message of this link that you have not replied to is deleted for good. "
+            "That includes the %(num)s messages in the Filtered folder.",
+            in_folder,
+            num=number(in_folder),
+        )
+    return _("Every message of this link that you have not replied to is deleted for good.")
 
 
 @post(_UNANSWERED, status_code=303)
@@ -187,12 +195,14 @@ async def confirm_delete_from_sender(
         browser,
         db,
         settings,
-        title="Delete every message from this sender?",
-        text="Every message on this link from whoever sent this one is deleted for good, "
-        "with their replies, those waiting in the Filtered folder too. You will not learn "
-        "who it was, or how many there were.",
+        title=_("Delete every message from this sender?"),
+        text=_(
+            "Every message on this link from whoever sent this one is deleted for good, "
+            "with their replies, those waiting in the Filtered folder too. You will not "
+            "learn who it was, or how many there were."
+        ),
         action=f"{base}/messages/{message_id}/sender/delete",
-        button="Delete all from this sender",
+        button=_("Delete all from this sender"),
         cancel=f"{base}/filtered#f-{message_id}" if folder else f"{base}#m-{message_id}",
         back=f"{base}/filtered" if folder else "",
     )

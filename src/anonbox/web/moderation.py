@@ -23,6 +23,7 @@ from anonbox.auth import service as accounts
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import Conflict, FieldProblem, Forbidden, ValidationFailed
+from anonbox.core.i18n import N_
 from anonbox.core.paths import Cursor, RowId
 from anonbox.core.settings import Settings
 from anonbox.moderation import service as moderation
@@ -49,7 +50,7 @@ AdminBrowser = Annotated[Browser, Dependency(skip_validation=True)]
 async def admin_browser(browser: SignedInBrowser) -> Browser:
     """The signed-in browser, if its account is an admin's (after the CSRF check)."""
     if not browser.principal.is_admin:
-        raise Forbidden("Only an admin can see this page.")
+        raise Forbidden(N_("Only an admin can see this page."))
     return browser
 
 

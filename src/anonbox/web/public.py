@@ -26,6 +26,7 @@ from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import AnyRequest
 from anonbox.core.errors import Gone, NotFound, RateLimited, ValidationFailed
 from anonbox.core.exception_handlers import handle_anonbox_error, handle_http_exception
+from anonbox.core.i18n import N_, _, ngettext
 from anonbox.core.paths import Cursor
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
@@ -54,13 +55,31 @@ REPLIES_PER_ANSWER = 10
 _LINK_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 # The service's validation problems, as a person typing would want to hear them.
-PROBLEMS = {
-    "too_long": f"Your message is longer than {MAX_CHARACTERS} characters: shorten it and "
-    "send it again.",
-    "too_short": "Write a message first.",
-    "blank": "Write a message first.",
-    "control_character": "Your message contains characters that cannot be sent.",
+_PROBLEMS = {
+    "too_short": N_("Write a message first."),
+    "blank": N_("Write a message first."),
+    "control_character": N_("Your message contains characters that cannot be sent."),
 }
+
+
+def problem_text(problem: str, fallback: str) -> str:
+    """A validation problem of a message, in the reader's language."""
+    if problem == "too_long":
+        return ngettext(
+            "Your message is longer than %(num)d character: shorten it and send it again.",
+            "Your message is longer than %(num)d characters: shorten it and send it again.",
+            MAX_CHARACTERS,
+        )
+    return _(_PROBLEMS[problem]) if problem in _PROBLEMS else fallback
+
+
+def too_fast(retry_after: int) -> str:
+    return ngettext(
+        "You are sending too fast. Try again in %(num)d second.",
+        "You are sending too fast. Try again in %(num)d seconds.",
+        retry_after,
+    )
+
 
 Posting = Annotated[messages.Posting, Dependency(skip_validation=True)]
 
@@ -90,10 +109,10 @@ def not_found(request: AnyRequest, missing: NotFound | None = None) -> Response[
     link that was deleted, or whose account is, is gone (410) rather than never there."""
     if isinstance(missing, Gone):
         if wants_html(request):
-            return error_page(410, "This link is no longer available.")
+            return error_page(410, _("This link is no longer available."))
         return handle_anonbox_error(request, missing)
     if wants_html(request):
-        return error_page(404, "There is no link here. Check the address you were given.")
+        return error_page(404, _("There is no link here. Check the address you were given."))
     return handle_http_exception(request, NotFoundException())
 
 
@@ -250,13 +269,17 @@ async def send_from_form(
         )
     except ValidationFailed as exc:
         problem = exc.fields[0].problem if exc.fields else ""
-        error = PROBLEMS.get(problem, exc.message)
+        error = problem_text(problem, exc.message)
         return await _send_page(
             request, db, settings, link, status_code=400, text=text, error=error
         )
     except messages.LinkPaused:
         paused = PublicLink(**{**_fields(link), "paused": True})
-        error = f"{paused.creator_name or 'This creator'} is not accepting messages right now."
+        error = (
+            _("%(name)s is not accepting messages right now.", name=paused.creator_name)
+            if paused.creator_name
+            else _("This creator is not accepting messages right now.")
+        )
         return await _send_page(
             request, db, settings, paused, status_code=409, text=text, error=error
         )
@@ -268,13 +291,13 @@ async def send_from_form(
             link,
             status_code=429,
             text=text,
-            error=f"You are sending too fast. Try again in {exc.retry_after} seconds.",
+            error=too_fast(exc.retry_after),
         )
         page.headers["Retry-After"] = str(exc.retry_after)
         return page
     except ProofOfWorkRequired:
         # A proof of work needs the page's script (send.js); without it, only waiting helps.
-        error = (
+        error = _(
             "This link is receiving a flood of messages right now. Sending needs JavaScript "
             "to show you are a person: turn it on, or try again in a few minutes."
         )

@@ -21,6 +21,7 @@ from anonbox.core.client import client_address
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import AnyRequest
 from anonbox.core.errors import AnonboxError, NotFound, RateLimited, ValidationFailed
+from anonbox.core.i18n import _, ngettext
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
 from anonbox.messages import service as messages
@@ -29,7 +30,7 @@ from anonbox.messages.router import provide_posting
 from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import ReceiptOut
 from anonbox.safety.flood import ProofOfWorkRequired
-from anonbox.web.public import PROBLEMS, character_count
+from anonbox.web.public import character_count, problem_text, too_fast
 from anonbox.web.routing import error_page, site_url
 from anonbox.web.security import CSRF_FIELD, checked_form, csrf_token, set_csrf_cookie
 
@@ -42,10 +43,16 @@ RECEIPT_HEADERS = {
     "Referrer-Policy": "strict-origin",
     "X-Robots-Tag": "noindex",
 }
-_NO_RECEIPT = (
-    "There is no receipt here: the link is not complete, or it expired "
-    f"{receipts.RECEIPT_DAYS} days after the message was sent."
-)
+
+
+def _no_receipt() -> str:
+    return ngettext(
+        "There is no receipt here: the link is not complete, or it expired %(num)d day "
+        "after the message was sent.",
+        "There is no receipt here: the link is not complete, or it expired %(num)d days "
+        "after the message was sent.",
+        receipts.RECEIPT_DAYS,
+    )
 
 
 async def _creator_name(db: DB, link_id: str) -> str:
@@ -97,7 +104,7 @@ async def _page(
 
 
 def _not_found() -> Response[Any]:
-    page = error_page(404, _NO_RECEIPT)
+    page = error_page(404, _no_receipt())
     page.headers.update(RECEIPT_HEADERS)
     return page
 
@@ -136,14 +143,18 @@ async def follow_up_from_form(
         return _not_found()
     except ValidationFailed as exc:
         problem = exc.fields[0].problem if exc.fields else ""
-        error, status = PROBLEMS.get(problem, exc.message), 400
-    except (messages.LinkPaused, receipts.FollowUpsOff, receipts.FollowUpSent) as exc:
-        error, status = exc.message, 409
+        error, status = problem_text(problem, exc.message), 400
+    except messages.LinkPaused:
+        error, status = _("This link is not accepting messages right now."), 409
+    except receipts.FollowUpsOff:
+        error, status = _("The creator does not take follow-ups on this link."), 409
+    except receipts.FollowUpSent:
+        error, status = _("This receipt's follow-up was already sent."), 409
     except RateLimited as exc:
-        error, status = f"You are sending too fast. Try again in {exc.retry_after} seconds.", 429
+        error, status = too_fast(exc.retry_after), 429
     except ProofOfWorkRequired:
         error, status = (
-            "This link is receiving a flood of messages right now. Try again in a few minutes.",
+            _("This link is receiving a flood of messages right now. Try again in a few minutes."),
             429,
         )
     else:

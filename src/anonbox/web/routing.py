@@ -49,6 +49,7 @@ def _environment() -> Environment:
     )
     env.globals["current_language"] = i18n.current_language
     env.globals["LANGUAGES"] = i18n.LANGUAGES
+    env.globals["current_time_zone"] = i18n.current_time_zone
     env.filters["exact_time"] = i18n.exact_time
     env.filters["ago"] = i18n.relative_time
     return env

@@ -29,6 +29,7 @@ from anonbox.core.client import client_address
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import AnonboxError, RateLimited, ServiceUnavailable, ValidationFailed
+from anonbox.core.i18n import N_, _, ngettext
 from anonbox.core.mail import ConsoleMailer, Mailer
 from anonbox.core.ratelimit import RateLimiter
 from anonbox.core.settings import Settings
@@ -86,8 +87,9 @@ def signin_page(
     page = Template(
         template_name="signin.html",
         context={
-            "message": message,
-            "problem": problem,
+            # Texts marked where they are raised (N_), in the reader's language here.
+            "message": _(message) if message else None,
+            "problem": _(problem) if problem else None,
             "email": email,
             "google": settings.google_client_id is not None,
             "email_signin": settings.email_signin_enabled,
@@ -188,8 +190,18 @@ async def signin_email(
     except ValidationFailed as exc:
         return signin_page(request, settings, problem=exc.message, email=typed, status_code=400)
     except (RateLimited, ServiceUnavailable) as exc:
+        minutes = max(1, round(exc.retry_after / 60))
+        problem = (
+            ngettext(
+                "Too many sign-in links were asked for; try again in %(num)d minute.",
+                "Too many sign-in links were asked for; try again in %(num)d minutes.",
+                minutes,
+            )
+            if isinstance(exc, RateLimited)
+            else exc.message
+        )
         page = signin_page(
-            request, settings, problem=exc.message, email=typed, status_code=exc.status_code
+            request, settings, problem=problem, email=typed, status_code=exc.status_code
         )
         page.headers["Retry-After"] = str(exc.retry_after)
         return page
@@ -214,8 +226,10 @@ async def signin_email_link(
     try:
         if not token or len(token) > _MAX_TOKEN_LENGTH:
             raise SignInLinkRefused(
-                "This sign-in link is incomplete. Copy the whole link from the mail, or ask "
-                "for a new one below."
+                N_(
+                    "This sign-in link is incomplete. Copy the whole link from the mail, or "
+                    "ask for a new one below."
+                )
             )
         tokens = await follow_link(
             db, settings, token=token, binding=request.cookies.get(EMAIL_COOKIE)
@@ -243,13 +257,13 @@ async def google_callback_page(
     try:
         if error is not None:
             raise SignInFailed(
-                "Sign-in was cancelled."
+                N_("Sign-in was cancelled.")
                 if error == "access_denied"
-                else "The sign-in provider could not sign you in; please try again."
+                else N_("The sign-in provider could not sign you in; please try again.")
             )
         if not code or not returned_state or len(code) > 150 or len(returned_state) > 150:
             raise SignInFailed(
-                "This sign-in address is incomplete; start again from the sign-in page."
+                N_("This sign-in address is incomplete; start again from the sign-in page.")
             )
         oidc: OIDCClient | None = request.app.state.oidc
         if oidc is None:

@@ -3,6 +3,15 @@
 // the clipboard; without them (or without JavaScript) the link stays selectable in its field.
 (function () {
   "use strict";
+  // The page's texts in its language (templates/texts.html), English where one is missing.
+  function t(key, fallback) {
+    var block = document.getElementById("page-texts");
+    try {
+      return (block && JSON.parse(block.getAttribute("data-texts"))[key]) || fallback;
+    } catch (e) {
+      return fallback;
+    }
+  }
   if (!navigator.clipboard || !window.isSecureContext) return;
   var buttons = document.querySelectorAll("button[data-copy]");
   Array.prototype.forEach.call(buttons, function (button) {
@@ -12,10 +21,10 @@
     button.hidden = false;
     button.addEventListener("click", function () {
       navigator.clipboard.writeText(field.value).then(
-        function () { if (status) status.textContent = "Link copied."; },
+        function () { if (status) status.textContent = t("copied", "Link copied."); },
         function () {
           field.select();
-          if (status) status.textContent = "Select the link and copy it.";
+          if (status) status.textContent = t("select_and_copy", "Select the link and copy it.");
         }
       );
     });

@@ -3,6 +3,15 @@
 // (a "removed" event) are taken off. Without this file every page still works by reloading.
 (function () {
   "use strict";
+  // The page's texts in its language (templates/texts.html), English where one is missing.
+  function t(key, fallback) {
+    var block = document.getElementById("page-texts");
+    try {
+      return (block && JSON.parse(block.getAttribute("data-texts"))[key]) || fallback;
+    } catch (e) {
+      return fallback;
+    }
+  }
   // "Copy link": shown only where the page may write to the clipboard.
   var share = document.getElementById("share-url");
   var copy = document.getElementById("copy-link");
@@ -11,11 +20,54 @@
     copy.addEventListener("click", function () {
       var status = document.getElementById("copy-status");
       navigator.clipboard.writeText(share.value).then(
-        function () { status.textContent = "Link copied."; },
-        function () { share.select(); status.textContent = "Select the link and copy it."; }
+        function () { status.textContent = t("copied", "Link copied."); },
+        function () { share.select(); status.textContent = t("select_and_copy", "Select the link and copy it."); }
       );
     });
   }
+})();
+
+// Times read "3 minutes ago" in the page's language (Intl.RelativeTimeFormat), the exact
+// time in the creator's zone on hover, and are brought up to date every minute: those the
+// server wrote and those that arrive live. Older than a week, the server's date stays.
+(function () {
+  "use strict";
+  var inbox = document.getElementById("inbox");
+  if (!inbox || !window.Intl || !Intl.RelativeTimeFormat) return;
+  var lang = document.documentElement.lang || "en";
+  var zone = inbox.dataset.timeZone || "UTC";
+  var relative = new Intl.RelativeTimeFormat(lang, { numeric: "auto" });
+  var exact = new Intl.DateTimeFormat(lang, { dateStyle: "long", timeStyle: "long", timeZone: zone });
+  var block = document.getElementById("page-texts");
+  var justNow = "just now";
+  try {
+    justNow = (block && JSON.parse(block.getAttribute("data-texts")).just_now) || justNow;
+  } catch (e) { /* English, then */ }
+  var UNITS = [["day", 86400], ["hour", 3600], ["minute", 60]];
+
+  function say(time) {
+    var at = Date.parse(time.getAttribute("datetime") || "");
+    if (isNaN(at)) return;
+    var seconds = (at - Date.now()) / 1000;
+    if (Math.abs(seconds) > 7 * 86400) return; // a date, as the server wrote it
+    time.title = exact.format(new Date(at));
+    if (Math.abs(seconds) < 45) {
+      time.textContent = justNow;
+      return;
+    }
+    for (var i = 0; i < UNITS.length; i++) {
+      if (Math.abs(seconds) >= UNITS[i][1] || i === UNITS.length - 1) {
+        time.textContent = relative.format(Math.round(seconds / UNITS[i][1]), UNITS[i][0]);
+        return;
+      }
+    }
+  }
+
+  function sayAll() {
+    inbox.querySelectorAll("time[datetime]").forEach(say);
+  }
+  window.anonboxSayTime = say; // for the live inbox below
+  setInterval(sayAll, 60 * 1000);
 })();
 
 (function () {
@@ -55,6 +107,7 @@
     var time = node.querySelector("time");
     time.setAttribute("datetime", message.created_at);
     time.textContent = message.created_at;
+    if (window.anonboxSayTime) window.anonboxSayTime(time);
     return node;
   }
 

@@ -3,12 +3,21 @@
 // its CSRF token). Without Push API support the button stays hidden.
 (function () {
   "use strict";
+  // The page's texts in its language (templates/texts.html), English where one is missing.
+  function t(key, fallback) {
+    var block = document.getElementById("page-texts");
+    try {
+      return (block && JSON.parse(block.getAttribute("data-texts"))[key]) || fallback;
+    } catch (e) {
+      return fallback;
+    }
+  }
   var form = document.getElementById("push-form");
   var button = document.getElementById("push-subscribe");
   var status = document.getElementById("push-status");
   if (!form || !button) return;
   if (!("serviceWorker" in navigator) || !("PushManager" in window) || !("Notification" in window)) {
-    status.textContent = "This browser cannot receive push notifications.";
+    status.textContent = t("unsupported", "This browser cannot receive push notifications.");
     return;
   }
   button.hidden = false;
@@ -30,7 +39,7 @@
       promise,
       new Promise(function (_resolve, reject) {
         setTimeout(function () {
-          reject(new Error("Your browser could not reach its push service. Check the connection and try again; some browsers (private windows, some builds without Google services) cannot receive push notifications."));
+          reject(new Error(t("unreachable", "Your browser could not reach its push service. Check the connection and try again; some browsers (private windows, some builds without Google services) cannot receive push notifications.")));
         }, SUBSCRIBE_SECONDS * 1000);
       }),
     ]);
@@ -39,16 +48,16 @@
   function explained(error) {
     var text = error && error.message ? error.message : "";
     if (/permission denied|not allowed|denied/i.test(text) && !/push service/.test(text)) {
-      return "Notifications are not allowed for this site. Allow them in your browser's site settings (the icon beside the address), then try again. Private windows cannot receive them.";
+      return t("denied", "Notifications are not allowed for this site. Allow them in your browser's site settings (the icon beside the address), then try again. Private windows cannot receive them.");
     }
-    return text || "Could not subscribe.";
+    return text || t("failed", "Could not subscribe.");
   }
 
   form.addEventListener("submit", function (event) {
     if (form.elements.subscription.value) return; // subscribed: let the form go
     event.preventDefault();
     button.disabled = true;
-    status.textContent = "Asking your browser…";
+    status.textContent = t("asking", "Asking your browser…");
     Notification.requestPermission()
       .then(function (permission) {
         if (permission !== "granted") throw new Error("Notifications are not allowed for this site.");

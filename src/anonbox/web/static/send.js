@@ -8,6 +8,15 @@
 "use strict";
 
 (function () {
+  // The page's texts in its language (templates/texts.html), English where one is missing.
+  function t(key, fallback) {
+    var block = document.getElementById("page-texts");
+    try {
+      return (block && JSON.parse(block.getAttribute("data-texts"))[key]) || fallback;
+    } catch (e) {
+      return fallback;
+    }
+  }
   var form = document.getElementById("send-form");
   if (!form || !window.fetch) return;
   var textarea = document.getElementById("message");
@@ -52,17 +61,18 @@
     var fields = (body && body.error && body.error.fields) || [];
     var field = fields.length ? fields[0].problem : "";
     if (code === "validation_failed" && field === "too_long") {
-      return "Your message is longer than " + max + " characters: shorten it and send it again.";
+      return t("too_long", "Your message is longer than " + max + " characters: shorten it and send it again.");
     }
     if (code === "validation_failed" && (field === "too_short" || field === "blank")) {
-      return "Write a message first.";
+      return t("write_first", "Write a message first.");
     }
-    if (code === "link_paused") return "This link is not accepting messages right now.";
+    if (code === "link_paused") return t("paused", "This link is not accepting messages right now.");
     if (code === "rate_limited") {
-      var wait = response.headers.get("Retry-After") || "a few";
-      return "You are sending too fast. Try again in " + wait + " seconds.";
+      return t("too_fast", "You are sending too fast. Wait a moment and try again.");
     }
-    return (body && body.message) || "Something went wrong. Try again.";
+    // The API's message is English: another language says it in its own words.
+    var english = (body && body.message) || "Something went wrong. Try again.";
+    return document.documentElement.lang === "en" ? english : t("went_wrong", english);
   }
 
   function showReceipt(body) {
@@ -123,13 +133,13 @@
     return send(text, null).then(function (result) {
       var challenge = needsProof(result);
       if (!challenge) return result;
-      show("working", "This link is receiving a flood of messages. Checking that you are a " +
-        "person, not a flood; this takes a moment…");
+      show("working", t("proving", "This link is receiving a flood of messages. Checking that you are a " +
+        "person, not a flood; this takes a moment…"));
       return prove(challenge).then(function (proof) {
         if (!proof) {
-          return { response: result.response, body: { message: "This link is receiving a " +
+          return { response: result.response, body: { message: t("cannot_prove", "This link is receiving a " +
             "flood of messages and this browser cannot prove it is not one. Try again in a " +
-            "few minutes." } };
+            "few minutes.") } };
         }
         return send(text, proof);
       });
@@ -144,7 +154,7 @@
       .then(function (result) {
         if (result.response.status === 201) {
           textarea.value = "";
-          show("success", "Sent! Your message is on its way, anonymously.");
+          show("success", t("sent", "Sent! Your message is on its way, anonymously."));
           showReceipt(result.body);
         } else {
           show("error", problem(result.body, result.response));
@@ -152,7 +162,7 @@
         }
       })
       .catch(function () {
-        show("error", "Could not reach anonbox. Check your connection and try again.");
+        show("error", t("unreachable", "Could not reach anonbox. Check your connection and try again."));
       })
       .then(function () {
         button.disabled = false;
