@@ -37,7 +37,7 @@ COPY pyproject.toml README.md /src/
 COPY src /src/src
 # The translations' compiled catalogs (.mo) are built here from the committed .po files,
 # with the locked Babel the app itself runs.
-RUN /opt/anonbox/bin/pybabel -q compile --use-fuzzy -d /src/src/anonbox/locale -D messages \
+RUN /opt/anonbox/bin/pybabel -q compile -d /src/src/anonbox/locale -D messages \
     && /opt/build/bin/pip wheel --no-deps --no-build-isolation --wheel-dir /tmp/wheels /src \
     && /opt/build/bin/pip --python /opt/anonbox/bin/python install --no-deps /tmp/wheels/anonbox-*.whl
 

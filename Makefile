@@ -19,7 +19,7 @@ $(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
-	$(BIN)/pybabel -q compile --use-fuzzy -d $(LOCALE) -D messages
+	$(BIN)/pybabel -q compile -d $(LOCALE) -D messages
 	@touch $(STAMP)
 
 install: $(STAMP) fonts ## Create .venv and install the project from the lockfile (and, as root, the cards' fonts)
@@ -74,7 +74,7 @@ messages: $(STAMP) ## Extract marked texts to the .pot and merge them into every
 	done
 
 compile-messages: $(STAMP) ## Compile the catalogs (.po) to the .mo files the service reads
-	$(BIN)/pybabel -q compile --use-fuzzy -d $(LOCALE) -D messages
+	$(BIN)/pybabel -q compile -d $(LOCALE) -D messages
 
 clean: ## Remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

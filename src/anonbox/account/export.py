@@ -84,6 +84,8 @@ async def open_export(db: Database, *, user_id: str) -> AsyncIterator[bytes]:
         google_subject=row["google_sub"],
         is_admin=bool(row["is_admin"]),
         created_at=isoformat_us(row["created_at"]),
+        language=row["language"],
+        time_zone=row["time_zone"],
     )
     return _chunked(_document(db, profile))
 

@@ -16,7 +16,8 @@ from anonbox.core.database import Connection, Row
 
 async def profile(conn: Connection, user_id: str) -> Row | None:
     return await conn.fetchrow(
-        "SELECT id, email, name, picture_url, google_sub, is_admin, created_at FROM users"
+        "SELECT id, email, name, picture_url, google_sub, is_admin, created_at,"
+        " language, time_zone FROM users"
         " WHERE id = $1",
         user_id,
     )

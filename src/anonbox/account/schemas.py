@@ -29,6 +29,8 @@ class ExportProfile(msgspec.Struct):
     google_subject: str | None  # the Google account this one signs in with
     is_admin: bool
     created_at: Timestamp
+    language: str | None = None  # of the creator's pages and mail (core.i18n.LANGUAGES)
+    time_zone: str | None = None  # IANA name; None reads as UTC
 
 
 class ExportEmailNotices(msgspec.Struct):

@@ -52,6 +52,7 @@ def _environment() -> Environment:
     env.globals["current_time_zone"] = i18n.current_time_zone
     env.filters["exact_time"] = i18n.exact_time
     env.filters["ago"] = i18n.relative_time
+    env.filters["number"] = i18n.number
     return env
 
 
@@ -108,24 +109,29 @@ def site_url(request: Request[Any, Any, Any], settings: Settings) -> str:
     return settings.public_url or str(request.base_url).rstrip("/")
 
 
-def error_page(status_code: int, message: str, code: str | None = None) -> Template:
-    """The error as a page in the reader's language: the message itself where the catalog
-    has it (English always), else a sentence chosen by the error's code."""
+def readable(message: str, status_code: int, code: str | None = None) -> str:
+    """An error's (English) message in the reader's language: itself where the catalog has
+    it (marked ``N_`` where raised), else a sentence chosen by the error's code."""
     translated = gettext(message)
     if translated == message and i18n.current_language() != i18n.DEFAULT_LANGUAGE:
         key = code or _CODES.get(status_code, "internal_error")
         translated = gettext(_SENTENCES.get(key, _SENTENCES["internal_error"]))
+    return translated
+
+
+def error_page(status_code: int, message: str) -> Template:
+    """The error as a page; ``message`` already in the reader's language."""
     title = _TITLES.get(status_code, N_("Something went wrong"))
     return Template(
         template_name="error.html",
-        context={"title": gettext(title), "message": translated},
+        context={"title": gettext(title), "message": message},
         status_code=status_code,
         headers={},
     )
 
 
 def _anonbox_error(request: Request[Any, Any, Any], exc: AnonboxError) -> Response[Any]:
-    page = error_page(exc.status_code, exc.message, exc.code)
+    page = error_page(exc.status_code, readable(exc.message, exc.status_code, exc.code))
     if isinstance(exc, RateLimited | ServiceUnavailable):
         page.headers["Retry-After"] = str(exc.retry_after)
     carry_renewal_of(request, page)
@@ -134,7 +140,7 @@ def _anonbox_error(request: Request[Any, Any, Any], exc: AnonboxError) -> Respon
 
 def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     message = "Check what you sent and try again." if exc.status_code == 400 else exc.detail
-    page = error_page(exc.status_code, message)
+    page = error_page(exc.status_code, readable(message, exc.status_code))
     carry_renewal_of(request, page)
     return page
 
@@ -142,7 +148,7 @@ def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response
 def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     # The route template, never the path: a path names links and messages.
     _log.exception("page %s failed", request.scope.get("path_template"), exc_info=exc)
-    page = error_page(500, "Something went wrong on our side.")
+    page = error_page(500, gettext("Something went wrong on our side."))
     carry_renewal_of(request, page)
     return page
 

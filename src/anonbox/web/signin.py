@@ -34,7 +34,8 @@ from anonbox.core.mail import ConsoleMailer, Mailer
 from anonbox.core.ratelimit import RateLimiter
 from anonbox.core.settings import Settings
 from anonbox.safety.gate import Gate, GateDep
-from anonbox.web.routing import HTML, error_page, site_url
+from anonbox.web.locale import public_locale
+from anonbox.web.routing import HTML, error_page, readable, site_url
 from anonbox.web.security import (
     CSRF_FIELD,
     checked_form,
@@ -244,7 +245,13 @@ async def signin_email_link(
 
 # Beside the API's POST on the same path, so registered on the app itself, not in the
 # page router (two routers may not both answer one path's OPTIONS): see ``web.routes``.
-@get("/auth/google/callback", opt=HTML, include_in_schema=False, after_request=page_headers)
+@get(
+    "/auth/google/callback",
+    opt=HTML,
+    include_in_schema=False,
+    before_request=public_locale,
+    after_request=page_headers,
+)
 async def google_callback_page(
     request: AnyRequest,
     db: DB,
@@ -277,7 +284,7 @@ async def google_callback_page(
             binding=request.cookies.get(SIGNIN_COOKIE),
         )
     except AnonboxError as exc:
-        return error_page(exc.status_code, exc.message)
+        return error_page(exc.status_code, readable(exc.message, exc.status_code, exc.code))
     response = _to_dashboard()
     set_session_cookies(response, tokens, settings)
     response.delete_cookie(SIGNIN_COOKIE, path=AUTH_COOKIE_PATH)

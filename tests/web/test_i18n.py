@@ -1,0 +1,376 @@
+"""Pages, mails and times in the reader's language, over HTTP as a browser gets them: the
+public pages by ``Accept-Language`` and the footer's switcher, the creator's pages and
+mail by their own setting, plural forms, an error page, ``<time>`` elements in the
+creator's zone; and the catalogs themselves (extraction up to date, compiled, loadable).
+Mail is read from a real SMTP server on loopback. Each test runs on SQLite and on
+PostgreSQL."""
+
+from __future__ import annotations
+
+import html
+import re
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+from babel.messages.pofile import read_po
+
+from tests.actions import post_message, post_reply
+from tests.conftest import Creator, make_creator_in
+from tests.server import Server
+from tests.support.db import execute, query
+from tests.support.mail import SMTPServer, smtp_server, text_of  # noqa: F401 - fixture
+from tests.support.signin import signed_in
+
+ROOT = Path(__file__).resolve().parents[2]
+LOCALE = ROOT / "src" / "anonbox" / "locale"
+HTML = {"Accept": "text/html"}
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def server(
+    request: pytest.FixtureRequest,
+    smtp_server: SMTPServer,  # noqa: F811
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Server]:
+    log = tmp_path_factory.mktemp("i18n-logs") / f"{request.param}.log"
+    env = {"ANONBOX_SMTP_URL": smtp_server.url, "ANONBOX_MAIL_FROM": "anonbox <me@anonbox.test>"}
+    running = Server(database_url_factory(request.param), log, env=env)
+    running.start(60)
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def creator(server: Server) -> Creator:
+    return make_creator_in(server.database_url)
+
+
+@pytest.fixture
+def browser(server: Server, creator: Creator) -> Iterator[httpx.Client]:
+    with signed_in(server, creator.user_id) as client:
+        yield client
+
+
+@pytest.fixture
+def api(server: Server) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        yield client
+
+
+def csrf_of(page: str) -> str:
+    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert found, "the page has no form token"
+    return found.group(1)
+
+
+def lang_of(page: str) -> str:
+    found = re.search(r'<html lang="([^"]+)"', page)
+    assert found
+    return found.group(1)
+
+
+def choose(browser: httpx.Client, language: str, time_zone: str = "UTC") -> None:
+    """The account page's form, as the creator fills it."""
+    page = browser.get("/dashboard/account")
+    assert page.status_code == 200, page.text
+    assert 'id="preferences"' in page.text
+    saved = browser.post(
+        "/dashboard/account/preferences",
+        data={"csrf_token": csrf_of(page.text), "language": language, "time_zone": time_zone},
+    )
+    assert saved.status_code == 303, saved.text
+
+
+def email_of(server: Server, creator: Creator) -> str:
+    [row] = query(server.database_url, "SELECT email FROM users WHERE id = $1", creator.user_id)
+    return str(row["email"])
+
+
+# --- public pages: Accept-Language and the switcher ---------------------------------------
+
+SEND_PAGE = {
+    "ja": ("匿名のメッセージ", "送信"),
+    "ko": ("익명 메시지", "보내기"),
+    "id": ("Pesan anonim Anda", "Kirim"),
+    "es": ("Tu mensaje anónimo", "Enviar"),
+}
+
+
+@pytest.mark.parametrize("language", sorted(SEND_PAGE))
+def test_the_send_page_speaks_the_browsers_language(
+    api: httpx.Client, creator: Creator, language: str
+) -> None:
+    wanted = f"xx-YY, {language}-ZZ;q=0.9, en;q=0.5"  # an unknown first, then this one
+    page = api.get(f"/{creator.link_id}", headers={"Accept-Language": wanted})
+
+    assert page.status_code == 200
+    assert lang_of(page.text) == language
+    label, button = SEND_PAGE[language]
+    assert f'<label for="message">{label}</label>' in page.text
+    assert f">{button}</button>" in page.text
+    assert "Your anonymous message" not in page.text
+    assert "Accept-Language" in page.headers["vary"]
+
+
+def test_english_is_the_default_and_unknown_languages_get_it(
+    api: httpx.Client, creator: Creator
+) -> None:
+    for wanted in (None, "de-DE, fr;q=0.8"):
+        headers = {"Accept-Language": wanted} if wanted else {}
+        page = api.get(f"/{creator.link_id}", headers=headers)
+        assert lang_of(page.text) == "en"
+        assert '<label for="message">Your anonymous message</label>' in page.text
+
+
+def test_the_switcher_remembers_a_choice_over_accept_language(
+    server: Server, creator: Creator
+) -> None:
+    with httpx.Client(base_url=server.url, timeout=30) as visitor:
+        page = visitor.get(f"/{creator.link_id}", headers={"Accept-Language": "es"})
+        switcher = re.findall(r'href="(/language/ko\?next=[^"]+)"', page.text)
+        assert switcher, "the footer offers Korean"
+
+        chosen = visitor.get(html.unescape(switcher[0]))
+
+        assert chosen.status_code == 303
+        assert chosen.headers["location"] == f"/{creator.link_id}"
+        assert visitor.cookies.get("anonbox_lang") == "ko"
+        again = visitor.get(f"/{creator.link_id}", headers={"Accept-Language": "es"})
+        assert lang_of(again.text) == "ko"
+        assert '<label for="message">익명 메시지</label>' in again.text
+        home = visitor.get("/", headers={"Accept-Language": "es"})
+        assert '<a href="/signin" id="nav-signin">로그인</a>' in home.text
+
+
+def test_the_switcher_goes_back_only_to_this_site(api: httpx.Client) -> None:
+    for elsewhere in ("//evil.example/", "https://evil.example/", "/\\evil.example"):
+        chosen = api.get("/language/ja", params={"next": elsewhere})
+        assert chosen.status_code == 303
+        assert chosen.headers["location"] == "/"
+    unknown = api.get("/language/xx", params={"next": "/"})
+    assert unknown.status_code == 303
+    assert "anonbox_lang" not in unknown.headers.get("set-cookie", "")
+
+
+def test_an_error_page_is_translated(api: httpx.Client) -> None:
+    missing = api.get("/no-such-link-here", headers={**HTML, "Accept-Language": "ja"})
+
+    assert missing.status_code == 404
+    assert lang_of(missing.text) == "ja"
+    assert '<h1 id="error-title">見つかりません</h1>' in missing.text
+    assert "ここにはリンクがありません。受け取ったアドレスを確かめてください。" in missing.text
+    # The API's JSON stays English whatever the browser asks for.
+    as_json = api.get("/links/no-such-link-here", headers={"Accept-Language": "ja"})
+    assert as_json.status_code in (401, 404)
+    assert as_json.json()["message"].isascii()
+
+
+# --- the creator's pages and mail: their own setting ----------------------------------------
+
+
+def test_the_creators_setting_wins_on_their_pages(
+    server: Server, creator: Creator, browser: httpx.Client
+) -> None:
+    first = browser.get("/dashboard", headers={"Accept-Language": "id"})
+    assert first.status_code == 200, first.text
+    assert lang_of(first.text) == "id"  # no setting yet: the browser's, and it is kept
+    assert '<h1 id="inbox-title">Kotak masuk</h1>' in first.text
+    [row] = query(server.database_url, "SELECT language FROM users WHERE id = $1", creator.user_id)
+    assert row["language"] == "id"
+
+    choose(browser, "ko")
+    dashboard = browser.get("/dashboard", headers={"Accept-Language": "es"})
+
+    assert lang_of(dashboard.text) == "ko"
+    assert '<h1 id="inbox-title">받은 편지함</h1>' in dashboard.text
+    assert "Cookie" in dashboard.headers["vary"]
+    account = browser.get("/dashboard/account", headers={"Accept-Language": "es"})
+    assert '<option value="ko" lang="ko" selected>한국어</option>' in account.text
+    # A visitor's public page is still the visitor's language.
+    public = browser.get(f"/{creator.link_id}", headers={"Accept-Language": "es"})
+    assert lang_of(public.text) == "es"
+
+
+def test_an_unknown_language_or_zone_is_refused(browser: httpx.Client) -> None:
+    page = browser.get("/dashboard/account")
+    for language, zone in (("xx", "UTC"), ("ja", "Mars/Olympus_Mons")):
+        refused = browser.post(
+            "/dashboard/account/preferences",
+            data={"csrf_token": csrf_of(page.text), "language": language, "time_zone": zone},
+        )
+        assert refused.status_code == 400, refused.text
+
+
+def test_plural_forms_follow_the_language(
+    api: httpx.Client, creator: Creator, browser: httpx.Client
+) -> None:
+    choose(browser, "es")
+    page = browser.get("/dashboard/account")
+    muted = browser.post(
+        "/dashboard/muted-words", data={"csrf_token": csrf_of(page.text), "word": "pineapple"}
+    )
+    assert muted.status_code == 303, muted.text
+    confirm = f"/dashboard/links/{creator.link_id}/unanswered/delete"
+    plain = "Se borran para siempre todos los mensajes de este enlace que no has respondido."
+
+    post_message(api, creator.link_id, "one pineapple")
+    one = browser.get(confirm).text
+    post_message(api, creator.link_id, "two pineapple")
+    two = browser.get(confirm).text
+
+    assert f"{plain} Eso incluye el mensaje de la carpeta Filtrados." in one
+    assert f"{plain} Eso incluye los 2 mensajes de la carpeta Filtrados." in two
+
+
+def test_a_notice_mail_speaks_the_creators_language(
+    server: Server,
+    api: httpx.Client,
+    creator: Creator,
+    browser: httpx.Client,
+    smtp_server: SMTPServer,  # noqa: F811
+) -> None:
+    choose(browser, "es")
+    page = browser.get("/dashboard/notifications")
+    chosen = browser.post(
+        "/dashboard/email-notices", data={"csrf_token": csrf_of(page.text), "mode": "immediately"}
+    )
+    assert chosen.status_code == 303, chosen.text
+
+    post_message(api, creator.link_id, "¿qué tal?")
+    mail = smtp_server.mailbox.wait_for(email_of(server, creator))
+
+    assert mail["Subject"] == "Nuevo mensaje anónimo"
+    body = text_of(mail)
+    assert "¿qué tal?" in body
+    assert "Lee y responde en tu bandeja de entrada: " in body
+    assert "Read and answer" not in body
+
+
+def test_the_signin_mail_speaks_the_language_of_the_page_it_was_asked_from(
+    server: Server,
+    smtp_server: SMTPServer,  # noqa: F811
+) -> None:
+    address = f"i18n-{uuid.uuid4().hex[:8]}@example.com"
+    with httpx.Client(base_url=server.url, timeout=30) as visitor:
+        form = visitor.get("/signin", headers={"Accept-Language": "ja"})
+        assert lang_of(form.text) == "ja"
+        asked = visitor.post(
+            "/signin/email",
+            data={"csrf_token": csrf_of(form.text), "email": address},
+            headers={"Accept-Language": "ja"},
+        )
+        assert asked.status_code == 200, asked.text
+    mail = smtp_server.mailbox.wait_for(address)
+    assert mail["Subject"] == "anonbox のログインリンク"
+
+
+# --- times -----------------------------------------------------------------------------------
+
+LONG_AGO = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)  # 03:04:05 UTC is 12:04:05 in Tokyo
+
+
+_MOVE = {
+    "messages": "UPDATE messages SET created_at = $1 WHERE id = $2",
+    "replies": "UPDATE replies SET created_at = $1 WHERE id = $2",
+}
+
+
+def _at(server: Server, table: str, row_id: str, moment: datetime) -> None:
+    """What only time would do: the row written at ``moment``."""
+    microseconds = int(moment.timestamp() * 1_000_000)
+    assert execute(server.database_url, _MOVE[table], microseconds, row_id) == 1
+
+
+def times_in(page: str) -> list[tuple[str, str, str]]:
+    return [
+        (html.unescape(a), html.unescape(b), html.unescape(c))
+        for a, b, c in re.findall(r'<time datetime="([^"]*)" title="([^"]*)">([^<]*)</time>', page)
+    ]
+
+
+def test_times_read_how_long_ago_with_the_exact_time_in_the_creators_zone(
+    server: Server, api: httpx.Client, creator: Creator, browser: httpx.Client
+) -> None:
+    message_id = post_message(api, creator.link_id, "when was this?")
+    reply_id = post_reply(api, creator, message_id, "a while ago")
+    _at(server, "messages", message_id, LONG_AGO)
+    _at(server, "replies", reply_id, datetime.fromtimestamp(time.time() - 180, tz=UTC))
+    choose(browser, "en", "Asia/Tokyo")
+
+    dashboard = times_in(browser.get("/dashboard").text)
+
+    [asked] = [t for t in dashboard if t[0] == "2026-01-02T03:04:05.000Z"]
+    assert asked[2] == "Jan 2, 2026"  # over a week ago: the date
+    assert "January 2, 2026" in asked[1]
+    assert "12:04:05" in asked[1]  # Tokyo's time
+    [answered] = [t for t in dashboard if t[2].endswith("ago")]
+    assert answered[2] == "3 minutes ago"
+
+    # A visitor, in Spanish, sees the same moments in UTC (the creator's zone is theirs).
+    public = times_in(api.get(f"/{creator.link_id}", headers={"Accept-Language": "es"}).text)
+    [public_asked] = [t for t in public if t[0] == "2026-01-02T03:04:05.000Z"]
+    assert "3:04:05 UTC" in public_asked[1]
+    assert "hace 3 minutos" in [t[2] for t in public]
+
+
+# --- the catalogs ------------------------------------------------------------------------------
+
+
+def _msgids(pot: Path) -> set[str]:
+    with pot.open("rb") as f:
+        return {str(m.id if isinstance(m.id, str) else m.id[0]) for m in read_po(f) if m.id}
+
+
+def test_every_marked_text_is_in_the_committed_template(tmp_path: Path) -> None:
+    """``make messages`` was run after the last change to a marked text."""
+    fresh = tmp_path / "messages.pot"
+    subprocess.run(
+        [
+            str(Path(sys.executable).parent / "pybabel"),
+            "-q",
+            "extract",
+            "-F",
+            "babel.cfg",
+            "-k",
+            "N_",
+            "-o",
+            str(fresh),
+            ".",
+        ],
+        cwd=ROOT,
+        check=True,
+    )
+    committed = _msgids(LOCALE / "messages.pot")
+    extracted = _msgids(fresh)
+    assert extracted - committed == set(), "run make messages: new texts are missing"
+    assert committed - extracted == set(), "run make messages: the template has stale texts"
+    for language in ("ja", "ko", "id", "es"):
+        catalog = _msgids(LOCALE / language / "LC_MESSAGES" / "messages.po")
+        assert extracted - catalog == set(), f"{language}: run make messages"
+
+
+def test_compiled_catalogs_load_and_translate() -> None:
+    from babel.support import Translations
+
+    from anonbox.core.i18n import LANGUAGES, translations
+
+    assert set(LANGUAGES) >= {"en", "ja", "ko", "id", "es"}
+    expected = {
+        "ja": "受信箱",
+        "ko": "받은 편지함",
+        "id": "Kotak masuk",
+        "es": "Bandeja de entrada",
+    }
+    for language, inbox in expected.items():
+        assert (LOCALE / language / "LC_MESSAGES" / "messages.mo").is_file()
+        catalog = translations(language)
+        assert isinstance(catalog, Translations)
+        assert catalog.gettext("Inbox") == inbox
