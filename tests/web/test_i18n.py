@@ -199,6 +199,18 @@ def test_the_creators_setting_wins_on_their_pages(
     assert lang_of(public.text) == "es"
 
 
+def test_an_error_without_its_own_translation_says_a_sentence_for_its_code(
+    browser: httpx.Client,
+) -> None:
+    choose(browser, "ja")
+    missing = browser.get("/dashboard/links/nolinkofmine", headers={"Accept-Language": "en"})
+
+    assert missing.status_code == 404
+    assert lang_of(missing.text) == "ja"
+    assert '<h1 id="error-title">見つかりません</h1>' in missing.text
+    assert "ここには何もありません。アドレスを確かめてください。" in missing.text
+
+
 def test_an_unknown_language_or_zone_is_refused(browser: httpx.Client) -> None:
     page = browser.get("/dashboard/account")
     for language, zone in (("xx", "UTC"), ("ja", "Mars/Olympus_Mons")):
