@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from tests.actions import assert_error, post_message
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.db import execute
 from tests.support.signin import signin_link_command
 
 NO_PREVIEW = "Open your inbox to read it"
@@ -388,3 +389,22 @@ def test_the_dashboard_page_stores_and_removes_this_device(
             data={"subscription": json.dumps(device.subscription())},
         )
         assert refused.status_code == 403
+
+
+def test_a_push_speaks_the_creators_language(
+    pushed: Server, api: httpx.Client, push_service: PushService
+) -> None:
+    creator = make_creator_in(pushed.database_url)
+    # As the account page saves it (tests/web/test_i18n.py drives that form).
+    execute(pushed.database_url, "UPDATE users SET language = 'ja' WHERE id = $1", creator.user_id)
+    device = push_service.device()
+    subscribe(api, creator, device)
+
+    post_message(api, creator.link_id, "こんにちは")
+    wait_for(lambda: len(push_service.accepted.get(path_of(device), [])) == 1)
+
+    assert push_service.accepted[path_of(device)][0] == {
+        "title": "新しい匿名メッセージ",
+        "body": "受信箱を開いて読んでください",
+        "url": f"/dashboard/links/{creator.link_id}",
+    }

@@ -34,6 +34,7 @@ from pywebpush import WebPusher  # type: ignore[import-untyped]
 from anonbox.core.clock import now_us
 from anonbox.core.database import Connection, Database, Row
 from anonbox.core.errors import ValidationFailed
+from anonbox.core.i18n import N_, _, use_locale
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
 from anonbox.notifications import push_repository as repository
@@ -50,8 +51,8 @@ TTL_SECONDS = 24 * 3600  # how long the push service keeps a notice for an offli
 TOKEN_SECONDS = 12 * 3600  # a VAPID token's life (RFC 8292: at most 24 hours)
 PREVIEW_WORDS = 12
 PREVIEW_CHARACTERS = 80
-TITLE = "New anonymous message"
-NO_PREVIEW = "Open your inbox to read it"
+TITLE = N_("New anonymous message")
+NO_PREVIEW = N_("Open your inbox to read it")
 
 
 def check_endpoint(endpoint: str, *, allow_local: bool) -> None:
@@ -96,11 +97,13 @@ def preview_of(text: str) -> str:
     return shown + ("…" if shown != " ".join(words) else "")
 
 
-def notice(event: Event, text: str | None) -> str:
-    """The push's JSON: that a message came (its first words only when ``text`` is given)."""
-    body = preview_of(text) if text else NO_PREVIEW
+def notice(event: Event, text: str | None, language: str | None = None) -> str:
+    """The push's JSON: that a message came (its first words only when ``text`` is given),
+    in the creator's ``language``."""
+    with use_locale(language):
+        title, body = _(TITLE), preview_of(text) if text else _(NO_PREVIEW)
     return msgspec.json.encode(
-        {"title": TITLE, "body": body, "url": f"/dashboard/links/{event.link_id}"}
+        {"title": title, "body": body, "url": f"/dashboard/links/{event.link_id}"}
     ).decode()
 
 
@@ -123,11 +126,12 @@ class PushChannel:
         now = now_us()
         rows = []
         for event in created:
-            plain = notice(event, None)
-            shown = notice(event, texts.get(event.message_id, ""))
             for subscription in subscriptions:
                 if subscription["user_id"] != event.user_id:
                     continue
+                language = subscription["language"]
+                plain = notice(event, None, language)
+                shown = notice(event, texts.get(event.message_id, ""), language)
                 rows.append(
                     repository.delivery_row(
                         delivery_id=new_ulid(now),

@@ -80,8 +80,9 @@ async def subscriptions_for(conn: Connection, user_ids: Sequence[str]) -> Sequen
     if not users:
         return []
     return await conn.fetch(
-        "SELECT id, user_id, preview FROM push_subscriptions"  # noqa: S608 - placeholders only
-        f" WHERE user_id IN ({placeholders(1, len(users))}) ORDER BY id",
+        "SELECT s.id, s.user_id, s.preview, u.language"  # noqa: S608 - placeholders only
+        " FROM push_subscriptions s JOIN users u ON u.id = s.user_id"
+        f" WHERE s.user_id IN ({placeholders(1, len(users))}) ORDER BY s.id",
         *users,
     )
 
