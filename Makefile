@@ -8,6 +8,8 @@ FONTS := fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji
 
 LOCALE := src/anonbox/locale
 LANGS := ja ko id es
+# Each catalog's compiled form, rebuilt by run/test when its .po is newer (a merged translation).
+MO := $(patsubst %.po,%.mo,$(wildcard $(LOCALE)/*/LC_MESSAGES/messages.po))
 
 .DEFAULT_GOAL := help
 .PHONY: help install fonts run test lint format lock clean bench messages compile-messages
@@ -22,7 +24,7 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/pybabel -q compile -d $(LOCALE) -D messages
 	@touch $(STAMP)
 
-install: $(STAMP) fonts ## Create .venv and install the project from the lockfile (and, as root, the cards' fonts)
+install: $(STAMP) $(MO) fonts ## Create .venv and install the project from the lockfile (compile the catalogs and, as root, install the cards' fonts)
 
 # As root on Debian, apt-get installs whichever of the fonts is missing; anyone else gets a
 # line saying what the cards lack (they still draw, with DejaVu Sans or Pillow's font).
@@ -33,10 +35,10 @@ fonts: ## Install the share cards' Noto fonts if missing (as root, with apt-get)
 		apt-get update && apt-get install -y --no-install-recommends $$missing; \
 	else echo "make: the share cards want" $$missing "(apt-get install, as root); without them they draw with DejaVu Sans" >&2; fi
 
-run: $(STAMP) fonts ## Serve on http://127.0.0.1:8000 (SQLite in ./anonbox.db unless ANONBOX_DATABASE_URL is set)
+run: $(STAMP) $(MO) fonts ## Serve on http://127.0.0.1:8000 (SQLite in ./anonbox.db unless ANONBOX_DATABASE_URL is set)
 	ANONBOX_LOG_FORMAT=$${ANONBOX_LOG_FORMAT:-text} $(BIN)/anonbox serve
 
-test: $(STAMP) fonts ## Run the whole test suite (SQLite always; PostgreSQL when reachable, required with CI=true); as root, installs Chromium and the cards' fonts if missing
+test: $(STAMP) $(MO) fonts ## Run the whole test suite (SQLite always; PostgreSQL when reachable, required with CI=true); as root, installs Chromium and the cards' fonts if missing
 	@[ -x /usr/bin/chromium ] || [ "$$(id -u)" != 0 ] || (apt-get update && apt-get install -y chromium)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
@@ -72,6 +74,9 @@ messages: $(STAMP) ## Extract marked texts to the .pot and merge them into every
 	    $(BIN)/pybabel -q init --no-wrap -i $(LOCALE)/messages.pot -d $(LOCALE) -D messages -l $$lang; \
 	  fi; \
 	done
+
+$(LOCALE)/%/LC_MESSAGES/messages.mo: $(LOCALE)/%/LC_MESSAGES/messages.po | $(STAMP)
+	$(BIN)/pybabel -q compile -i $< -o $@
 
 compile-messages: $(STAMP) ## Compile the catalogs (.po) to the .mo files the service reads
 	$(BIN)/pybabel -q compile -d $(LOCALE) -D messages
