@@ -19,11 +19,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from functools import cache
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+from zoneinfo import TZPATH, ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from babel import Locale, UnknownLocaleError
 from babel.dates import format_date, format_datetime, format_timedelta
@@ -130,13 +130,37 @@ def negotiate(accept_language: str | None) -> str:
     return DEFAULT_LANGUAGE
 
 
+_REGIONS = (
+    "Africa/",
+    "America/",
+    "Antarctica/",
+    "Asia/",
+    "Atlantic/",
+    "Australia/",
+    "Europe/",
+    "Indian/",
+    "Pacific/",
+)
+
+
 @cache
 def time_zones() -> tuple[str, ...]:
-    """Every IANA zone name this machine knows, sorted (what the account page offers)."""
-    return tuple(sorted(z for z in available_timezones() if "/" in z or z == "UTC"))
+    """The IANA zones the account page offers, sorted: those of every country in the time zone
+    database (``zone.tab``) where the machine has it, else every zone of a region,
+    never the old aliases (``US/Eastern``, ``Etc/GMT+5``); and UTC."""
+    known = available_timezones()
+    for directory in TZPATH:
+        table = Path(directory) / "zone.tab"
+        if table.is_file():
+            lines = table.read_text(encoding="utf-8").splitlines()
+            names = {line.split("\t")[2] for line in lines if line and not line.startswith("#")}
+            return tuple(sorted((names & known) | {"UTC"}))
+    return tuple(sorted({z for z in known if z.startswith(_REGIONS)} | {"UTC"}))
 
 
 def valid_time_zone(name: str) -> str | None:
+    if name == DEFAULT_TIME_ZONE:
+        return name
     if not name or len(name) > 64 or name not in time_zones():
         return None
     try:
@@ -144,6 +168,11 @@ def valid_time_zone(name: str) -> str | None:
     except (ZoneInfoNotFoundError, ValueError):
         return None
     return name
+
+
+def _zone(name: str) -> tzinfo:
+    """UTC needs no time zone database (a machine may have none)."""
+    return UTC if name == DEFAULT_TIME_ZONE else ZoneInfo(name)
 
 
 def number(value: int) -> str:
@@ -171,7 +200,7 @@ def exact_time(iso: str) -> str:
     moment = parse_time(iso)
     if moment is None:
         return iso
-    zone = ZoneInfo(_time_zone.get())
+    zone = _zone(_time_zone.get())
     return format_datetime(moment, "long", tzinfo=zone, locale=_locale())
 
 
@@ -183,7 +212,7 @@ def relative_time(iso: str, now: datetime | None = None) -> str:
     now = now or datetime.now(UTC)
     delta = moment - now
     if abs(delta.total_seconds()) > _RELATIVE_FOR_SECONDS:
-        zone = ZoneInfo(_time_zone.get())
+        zone = _zone(_time_zone.get())
         return format_date(moment.astimezone(zone), "medium", locale=_locale())
     if abs(delta.total_seconds()) < 45:
         return gettext("just now")
