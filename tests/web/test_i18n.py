@@ -386,3 +386,28 @@ def test_compiled_catalogs_load_and_translate() -> None:
         catalog = translations(language)
         assert isinstance(catalog, Translations)
         assert catalog.gettext("Inbox") == inbox
+
+
+_PLACEHOLDER = re.compile(r"%\((\w+)\)[sd]")
+
+
+def test_translations_use_only_the_placeholders_of_their_text() -> None:
+    """A translation naming a placeholder its text does not have would fail the page
+    (KeyError while formatting): a catalog merged from a translator is checked here."""
+    for language in ("ja", "ko", "id", "es"):
+        with (LOCALE / language / "LC_MESSAGES" / "messages.po").open("rb") as f:
+            catalog = read_po(f, locale=language)
+        for message in catalog:
+            if not message.id or not message.string:
+                continue
+            ids = message.id if isinstance(message.id, tuple) else (message.id,)
+            strings = message.string if isinstance(message.string, tuple) else (message.string,)
+            allowed = {name for text in ids for name in _PLACEHOLDER.findall(text)}
+            if message.pluralizable:
+                allowed.add("num")  # ngettext always gives it
+            for text in strings:
+                extra = set(_PLACEHOLDER.findall(text)) - allowed
+                assert not extra, f"{language}: {ids[0]!r} is translated with {extra}"
+                # Texts are %-formatted: a lone "%" must be written "%%".
+                bare = _PLACEHOLDER.sub("", text).replace("%%", "")
+                assert "%" not in bare, f"{language}: {ids[0]!r} has a lone %"
