@@ -13,7 +13,10 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader
 from litestar import Request, Response, Router
+from litestar.config.compression import CompressionConfig
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.middleware import DefineMiddleware
+from litestar.middleware.compression import CompressionMiddleware
 from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.response import Template
 from litestar.static_files import create_static_files_router
@@ -158,10 +161,27 @@ def _page_headers(response: Response[Any]) -> Response[Any]:
     return page_headers(response)
 
 
+# Pages and their scripts and stylesheet go out gzipped to a browser that takes it: a full
+# inbox page of long messages is ~60 KB of HTML and ~8 KB on the wire, which is what a
+# slow phone waits for. The API is not compressed (its bodies are small, and the write
+# path's CPU goes to writing), nor is the dashboard's event stream (an event must leave
+# when it happens, not when a compressor's buffer fills).
+PAGE_COMPRESSION = DefineMiddleware(
+    CompressionMiddleware,
+    config=CompressionConfig(
+        backend="gzip",
+        minimum_size=1024,
+        gzip_compress_level=6,
+        exclude=[r"/events$", r"\.png$"],  # PNGs are compressed already
+    ),
+)
+
+
 def page_router(*handlers: ControllerRouterHandler) -> Router:
     return Router(
         path="/",
         route_handlers=list(handlers),
+        middleware=[PAGE_COMPRESSION],
         opt=HTML,
         include_in_schema=False,
         before_request=public_locale,
@@ -181,5 +201,6 @@ STATIC = create_static_files_router(
     include_in_schema=False,
     opt=HTML,
     after_request=page_headers,
+    middleware=[PAGE_COMPRESSION],
     cache_control=None,
 )
