@@ -30,6 +30,7 @@ from anonbox.moderation import service as moderation
 from anonbox.moderation.schemas import Action
 from anonbox.web.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
 from anonbox.web.forms import dashboard_page, redirect_to, text_field
+from anonbox.web.routing import readable
 from anonbox.web.session import Browser
 
 QUEUE = "/admin"
@@ -169,7 +170,13 @@ async def add_phrase(
     except (ValidationFailed, Conflict) as refused:
         code = 400 if isinstance(refused, ValidationFailed) else 409
         return await _phrases_page(
-            request, db, settings, admin_browser, code, problem=refused.message, phrase=phrase
+            request,
+            db,
+            settings,
+            admin_browser,
+            code,
+            problem=readable(refused.message, code, refused.code),
+            phrase=phrase,
         )
     return redirect_to(admin_browser, settings, PHRASES)
 

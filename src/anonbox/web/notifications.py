@@ -24,6 +24,7 @@ from anonbox.notifications import service as notifications
 from anonbox.notifications.schemas import EVENT_KINDS
 from anonbox.web.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
 from anonbox.web.forms import dashboard_page, redirect_to, text_field
+from anonbox.web.routing import readable
 from anonbox.web.session import Browser
 
 NOTIFICATIONS = "/dashboard/notifications"
@@ -101,7 +102,14 @@ async def add_webhook(
     except (ValidationFailed, Conflict) as refused:
         code = 400 if isinstance(refused, ValidationFailed) else 409
         return await _page(
-            request, db, settings, browser, None, code, problem=refused.message, url=url
+            request,
+            db,
+            settings,
+            browser,
+            None,
+            code,
+            problem=readable(refused.message, code, refused.code),
+            url=url,
         )
     return await _page(request, db, settings, browser, added.secret, 201)
 

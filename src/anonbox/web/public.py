@@ -40,7 +40,7 @@ from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import ReceiptLink
 from anonbox.safety.flood import ProofOfWorkRequired
 from anonbox.web import previews
-from anonbox.web.routing import error_page, site_url
+from anonbox.web.routing import error_page, readable, site_url
 from anonbox.web.security import (
     CSRF_FIELD,
     checked_form,
@@ -269,7 +269,7 @@ async def send_from_form(
         )
     except ValidationFailed as exc:
         problem = exc.fields[0].problem if exc.fields else ""
-        error = problem_text(problem, exc.message)
+        error = problem_text(problem, readable(exc.message, 400, exc.code))
         return await _send_page(
             request, db, settings, link, status_code=400, text=text, error=error
         )

@@ -31,7 +31,7 @@ from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import ReceiptOut
 from anonbox.safety.flood import ProofOfWorkRequired
 from anonbox.web.public import character_count, problem_text, too_fast
-from anonbox.web.routing import error_page, site_url
+from anonbox.web.routing import error_page, readable, site_url
 from anonbox.web.security import CSRF_FIELD, checked_form, csrf_token, set_csrf_cookie
 
 Posting = Annotated[messages.Posting, Dependency(skip_validation=True)]
@@ -143,7 +143,7 @@ async def follow_up_from_form(
         return _not_found()
     except ValidationFailed as exc:
         problem = exc.fields[0].problem if exc.fields else ""
-        error, status = problem_text(problem, exc.message), 400
+        error, status = problem_text(problem, readable(exc.message, 400, exc.code)), 400
     except messages.LinkPaused:
         error, status = _("This link is not accepting messages right now."), 409
     except receipts.FollowUpsOff:

@@ -23,6 +23,7 @@ from anonbox.core.paths import Cursor
 from anonbox.messages import inbox, search
 from anonbox.web.dependencies import OwnedLink, SignedInBrowser, signed_in_pages
 from anonbox.web.forms import dashboard_page
+from anonbox.web.routing import readable
 
 PAGE_SIZE = 20
 
@@ -62,7 +63,7 @@ async def search_page(
                 db, link_id=link.link_id, q=q, which=which_filter, cursor=cursor, limit=PAGE_SIZE
             )
         except ValidationFailed as exc:
-            problem, status_code = exc.message, 400
+            problem, status_code = readable(exc.message, 400, exc.code), 400
     owned = await inbox.links_with_unread(db, user_id)
     prompt = next(str(row["prompt"]) for row in owned if row["id"] == link.link_id)
     return dashboard_page(

@@ -189,7 +189,13 @@ async def signin_email(
             base_url=site_url(request, settings),
         )
     except ValidationFailed as exc:
-        return signin_page(request, settings, problem=exc.message, email=typed, status_code=400)
+        return signin_page(
+            request,
+            settings,
+            problem=readable(exc.message, 400, exc.code),
+            email=typed,
+            status_code=400,
+        )
     except (RateLimited, ServiceUnavailable) as exc:
         minutes = max(1, round(exc.retry_after / 60))
         problem = (
@@ -199,7 +205,7 @@ async def signin_email(
                 minutes,
             )
             if isinstance(exc, RateLimited)
-            else exc.message
+            else readable(exc.message, exc.status_code, exc.code)
         )
         page = signin_page(
             request, settings, problem=problem, email=typed, status_code=exc.status_code
@@ -236,7 +242,9 @@ async def signin_email_link(
             db, settings, token=token, binding=request.cookies.get(EMAIL_COOKIE)
         )
     except SignInLinkRefused as exc:
-        return signin_page(request, settings, problem=exc.message, status_code=400)
+        return signin_page(
+            request, settings, problem=readable(exc.message, 400, exc.code), status_code=400
+        )
     response = _to_dashboard()
     set_session_cookies(response, tokens, settings)
     response.delete_cookie(EMAIL_COOKIE, path=EMAIL_COOKIE_PATH)
