@@ -24,7 +24,7 @@ def test_live_messages_say_when_in_the_creators_language_and_keep_it_current(
     creator.clock.install()  # the page's own clock, moved on below
     sign_in(creator, site, watch)
     expect(creator.locator("html")).to_have_attribute("lang", "ko")
-    expect(creator.locator("#inbox-title")).to_have_text("받은 편지함")
+    expect(creator.locator("#inbox-title")).to_have_text("메시지함")
     link_id = creator.locator("#inbox").get_attribute("data-link-id")
     assert link_id
 
@@ -36,7 +36,7 @@ def test_live_messages_say_when_in_the_creators_language_and_keep_it_current(
 
     arrived = creator.locator("article[data-message-id]", has_text="지금 뭐 읽어요?")
     when = arrived.locator("time")
-    expect(when).to_have_text("방금")
+    expect(when).to_have_text("방금 전")
     expect(when).to_have_attribute("title", re.compile(r"\d{4}년"))
     screenshot(creator, "dashboard-ko")
 
@@ -56,7 +56,7 @@ def test_a_visitor_switches_the_language_and_it_stays(
     visitor.get_by_role("link", name="日本語").click()
 
     expect(visitor.locator("html")).to_have_attribute("lang", "ja")
-    expect(visitor.locator("label[for=message]")).to_have_text("匿名のメッセージ")
+    expect(visitor.locator("label[for=message]")).to_have_text("匿名メッセージ")
     assert visitor.url.endswith(f"/{creator.link_id}")
     visitor.goto(f"{site.url}/")
     expect(visitor.locator("#nav-signin")).to_have_text("ログイン")

@@ -21,6 +21,9 @@ import httpx
 import pytest
 from babel.messages.pofile import read_po
 
+from anonbox.core.i18n import translations
+from anonbox.web.cards import CardLabels, render_link_card
+
 from tests.actions import post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
@@ -97,9 +100,9 @@ def email_of(server: Server, creator: Creator) -> str:
 # --- public pages: Accept-Language and the switcher ---------------------------------------
 
 SEND_PAGE = {
-    "ja": ("匿名のメッセージ", "送信"),
+    "ja": ("匿名メッセージ", "送信"),
     "ko": ("익명 메시지", "보내기"),
-    "id": ("Pesan anonim Anda", "Kirim"),
+    "id": ("Pesan anonimmu", "Kirim"),
     "es": ("Tu mensaje anónimo", "Enviar"),
 }
 
@@ -166,7 +169,7 @@ def test_an_error_page_is_translated(api: httpx.Client) -> None:
     assert missing.status_code == 404
     assert lang_of(missing.text) == "ja"
     assert '<h1 id="error-title">見つかりません</h1>' in missing.text
-    assert "ここにはリンクがありません。受け取ったアドレスを確かめてください。" in missing.text
+    assert "このリンクは存在しません。受け取ったアドレスを確認してください。" in missing.text
     # The API's JSON stays English whatever the browser asks for.
     as_json = api.get("/links/no-such-link-here", headers={"Accept-Language": "ja"})
     assert as_json.status_code in (401, 404)
@@ -190,13 +193,71 @@ def test_the_creators_setting_wins_on_their_pages(
     dashboard = browser.get("/dashboard", headers={"Accept-Language": "es"})
 
     assert lang_of(dashboard.text) == "ko"
-    assert '<h1 id="inbox-title">받은 편지함</h1>' in dashboard.text
+    assert '<h1 id="inbox-title">메시지함</h1>' in dashboard.text
     assert "Cookie" in dashboard.headers["vary"]
     account = browser.get("/dashboard/account", headers={"Accept-Language": "es"})
     assert '<option value="ko" lang="ko" selected>한국어</option>' in account.text
     # A visitor's public page is still the visitor's language.
     public = browser.get(f"/{creator.link_id}", headers={"Accept-Language": "es"})
     assert lang_of(public.text) == "es"
+
+
+def test_a_card_speaks_its_creators_language_to_every_visitor(
+    server: Server, creator: Creator, browser: httpx.Client, api: httpx.Client
+) -> None:
+    """A card stands for its creator wherever it is shared: its words are in the creator's
+    language whoever asks for it, and changing the language draws a new version."""
+    english = api.get(f"/{creator.link_id}/card.png", headers={"Accept-Language": "ja"})
+    assert english.status_code == 200
+    choose(browser, "ja")
+    japanese = api.get(
+        f"/{creator.link_id}/card.png",
+        headers={"Accept-Language": "en", "If-None-Match": english.headers["etag"]},
+    )
+    assert japanese.status_code == 200
+    assert japanese.content != english.content
+    catalog = translations("ja")
+    invitation = catalog.gettext("Send me anonymous messages")
+    assert invitation != "Send me anonymous messages"
+    public = api.get(f"/links/{creator.link_id}/public").json()["data"]
+    assert japanese.content == render_link_card(
+        name=public["creator_name"].strip() or catalog.gettext("The creator"),
+        prompt=public["prompt"],
+        url=f"{server.url.split('://', 1)[1]}/{creator.link_id}",
+        labels=CardLabels(
+            anonymous_message=catalog.gettext("Anonymous message"),
+            replied=catalog.gettext("%(name)s replied"),
+            invitation=invitation,
+        ),
+    )
+
+
+def test_a_refusal_from_the_domain_reaches_the_page_in_the_creators_language(
+    browser: httpx.Client,
+) -> None:
+    """A webhook URL the notifications domain refuses: an English creator reads why, a
+    Japanese one reads the sentence for the refusal's code, never the English message."""
+    page = browser.get("/dashboard/notifications")
+    refused = browser.post(
+        "/dashboard/webhooks",
+        data={"csrf_token": csrf_of(page.text), "url": "http://127.0.0.1/hook"},
+    )
+    assert refused.status_code == 400
+    english = re.search(r'id="webhook-problem" role="alert">([^<]+)<', refused.text)
+    assert english, refused.text
+    choose(browser, "ja")
+    page = browser.get("/dashboard/notifications")
+    refused = browser.post(
+        "/dashboard/webhooks",
+        data={"csrf_token": csrf_of(page.text), "url": "http://127.0.0.1/hook"},
+    )
+    assert refused.status_code == 400
+    japanese = re.search(r'id="webhook-problem" role="alert">([^<]+)<', refused.text)
+    assert japanese, refused.text
+    assert japanese.group(1) != english.group(1)
+    assert html.unescape(japanese.group(1)) == translations("ja").gettext(
+        "Check what you sent and try again."
+    )
 
 
 def test_an_error_without_its_own_translation_says_a_sentence_for_its_code(
@@ -208,7 +269,7 @@ def test_an_error_without_its_own_translation_says_a_sentence_for_its_code(
     assert missing.status_code == 404
     assert lang_of(missing.text) == "ja"
     assert '<h1 id="error-title">見つかりません</h1>' in missing.text
-    assert "ここには何もありません。アドレスを確かめてください。" in missing.text
+    assert "ここには何もありません。アドレスを確認してください。" in missing.text
 
 
 def test_an_unknown_language_or_zone_is_refused(browser: httpx.Client) -> None:
@@ -231,14 +292,16 @@ def test_plural_forms_follow_the_language(
     )
     assert muted.status_code == 303, muted.text
     confirm = f"/dashboard/links/{creator.link_id}/unanswered/delete"
-    plain = "Se borran para siempre todos los mensajes de este enlace que no has respondido."
+    plain = (
+        "Todos los mensajes de este enlace que no hayas respondido se eliminarán definitivamente."
+    )
 
     post_message(api, creator.link_id, "one pineapple")
     one = browser.get(confirm).text
     post_message(api, creator.link_id, "two pineapple")
     two = browser.get(confirm).text
 
-    assert f"{plain} Eso incluye el mensaje de la carpeta Filtrados." in one
+    assert f"{plain} Eso incluye 1 mensaje que está en la carpeta Filtrados." in one
     assert f"{plain} Eso incluye los 2 mensajes de la carpeta Filtrados." in two
 
 
@@ -262,7 +325,7 @@ def test_a_notice_mail_speaks_the_creators_language(
     assert mail["Subject"] == "Nuevo mensaje anónimo"
     body = text_of(mail)
     assert "¿qué tal?" in body
-    assert "Lee y responde en tu bandeja de entrada: " in body
+    assert "Lee y responde en tu buzón: " in body
     assert "Read and answer" not in body
 
 
@@ -377,9 +440,9 @@ def test_compiled_catalogs_load_and_translate() -> None:
     assert set(LANGUAGES) >= {"en", "ja", "ko", "id", "es"}
     expected = {
         "ja": "受信箱",
-        "ko": "받은 편지함",
+        "ko": "메시지함",
         "id": "Kotak masuk",
-        "es": "Bandeja de entrada",
+        "es": "Buzón",
     }
     for language, inbox in expected.items():
         assert (LOCALE / language / "LC_MESSAGES" / "messages.mo").is_file()

@@ -85,6 +85,14 @@ async def public_link(conn: Connection, link_id: str) -> Row | None:
     )
 
 
+async def creator_language(conn: Connection, link_id: str) -> str | None:
+    row = await conn.fetchrow(
+        "SELECT u.language FROM links l JOIN users u ON u.id = l.user_id WHERE l.id = $1",
+        link_id,
+    )
+    return None if row is None else row["language"]
+
+
 async def update_link(
     conn: Connection,
     *,

@@ -91,6 +91,11 @@ async def public_link(db: Database, *, link_id: str) -> PublicLink:
     )
 
 
+async def creator_language(db: Database, *, link_id: str) -> str | None:
+    """The language the link's creator reads (None: not chosen yet, or no such link)."""
+    return await repository.creator_language(db, link_id)
+
+
 async def update_link(
     db: Database,
     *,

@@ -19,7 +19,9 @@ from anonbox.core.client import client_address
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import AnyRequest
 from anonbox.core.errors import NotFound
+from anonbox.core.i18n import gettext, use_locale
 from anonbox.core.ids import ULID_PATTERN
+from anonbox.links import service as links
 from anonbox.messages import service as messages
 from anonbox.safety.gate import GateDep
 from anonbox.web.card_cache import CardCache
@@ -28,9 +30,20 @@ from anonbox.web.public import not_found, public_link
 from anonbox.web.routing import site_url
 
 _CARD_VERSION = "2"  # part of the card's ETag: bump when the drawing changes
-# The words drawn besides the creator's texts. English until pages pass the reader's
-# language; they are part of the ETag, so a card in another language is another version.
-_LABELS = CardLabels()
+
+
+async def card_words(db: DB, link_id: str, creator_name: str) -> tuple[CardLabels, str]:
+    """The words a card draws besides the creator's texts, and the name it shows, in the
+    creator's language: a card stands for its creator wherever it is shared, so it reads
+    the same for every visitor. The labels are part of the ETag: a card in another
+    language is another version."""
+    with use_locale(await links.creator_language(db, link_id=link_id)):
+        labels = CardLabels(
+            anonymous_message=gettext("Anonymous message"),
+            replied=gettext("%(name)s replied"),
+            invitation=gettext("Send me anonymous messages"),
+        )
+        return labels, creator_name.strip() or gettext("The creator")
 
 
 def provide_cards(state: State) -> CardCache:
@@ -73,12 +86,12 @@ async def share_card(
     if not replies.items:
         return not_found(request)
     reply = replies.items[0]
-    name = link.creator_name.strip() or "The creator"
+    labels, name = await card_words(db, link.id, link.creator_name)
     digest = hashlib.sha256(
         "\0".join(
             (
                 _CARD_VERSION,
-                repr(_LABELS),
+                repr(labels),
                 link.prompt,
                 name,
                 message.message_content,
@@ -102,7 +115,7 @@ async def share_card(
             message=message.message_content,
             reply=reply.message_content,
             name=name,
-            labels=_LABELS,
+            labels=labels,
         ),
     )
     headers["Content-Disposition"] = f'attachment; filename="anonbox-{message_id}.png"'
@@ -135,10 +148,10 @@ async def link_card(
     link = await public_link(db, link_id)
     if isinstance(link, NotFound):
         return not_found(request, link)
-    name = link.creator_name.strip() or "The creator"
+    labels, name = await card_words(db, link.id, link.creator_name)
     url = link_address(site_url(request, settings), link.id)
     digest = hashlib.sha256(
-        "\0".join((_CARD_VERSION, repr(_LABELS), "link", link.prompt, name, url)).encode()
+        "\0".join((_CARD_VERSION, repr(labels), "link", link.prompt, name, url)).encode()
     ).hexdigest()[:32]
     etag = f'"{digest}"'
     headers = {"Cache-Control": "public, max-age=300", "ETag": etag}
@@ -146,7 +159,7 @@ async def link_card(
         return Response(content=b"", status_code=304, headers=headers)
     png = await cards.png(
         digest,
-        functools.partial(render_link_card, name=name, prompt=link.prompt, url=url, labels=_LABELS),
+        functools.partial(render_link_card, name=name, prompt=link.prompt, url=url, labels=labels),
     )
     headers["Content-Disposition"] = f'inline; filename="anonbox-{link.id}.png"'
     return Response(content=png, media_type="image/png", headers=headers)
