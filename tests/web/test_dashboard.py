@@ -692,3 +692,28 @@ def test_a_message_posted_after_the_stream_opened_arrives_live(
     data = received[-1]
     assert '"message_content":"<b>live</b> hello"' in data  # JSON; the page adds it as text
     assert f"id: {message_id}" in received or f"id:{message_id}" in received
+
+
+def test_a_message_stored_while_an_empty_inbox_is_drawn_still_arrives_live(
+    browser: Browser, api: httpx.Client
+) -> None:
+    """The page says where its stream starts (``data-after``); the script opens the stream
+    a moment after the page is drawn. A message stored in that moment is not on the page,
+    so the stream must bring it, even when the inbox was empty."""
+    page = browser.client.get("/dashboard")
+    assert page.status_code == 200
+    assert page.text.count("data-message-id=") == 1  # the live template only: empty
+    found = re.search(r'data-after="([^"]*)"', page.text)
+    assert found
+    message_id = post_message(api, browser.link_id, "between the page and its stream")
+    path = f"/dashboard/links/{browser.link_id}/events"
+    params = {"after": found.group(1)} if found.group(1) else {}  # as static/dashboard.js
+    with browser.client.stream(
+        "GET", path, params=params, timeout=httpx.Timeout(10.0, read=5.0)
+    ) as events:
+        assert events.status_code == 200
+        deadline = time.monotonic() + 10
+        for line in events.iter_lines():
+            if line.startswith("data:") and message_id in line:
+                break
+            assert time.monotonic() < deadline

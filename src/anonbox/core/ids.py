@@ -21,6 +21,7 @@ _LINK_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 LINK_ID_LENGTH = 10  # 36**10 ~ 3.7e15: not enumerable
 
 ULID_PATTERN = re.compile(r"^[0-9a-hjkmnp-tv-z]{26}$")
+FIRST_ULID = "0" * 26  # below every id: a cursor from the very beginning
 
 
 _RANDOM_BITS = 80

@@ -21,6 +21,7 @@ from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import FieldProblem, NotFound, ValidationFailed
 from anonbox.core.i18n import N_
+from anonbox.core.ids import FIRST_ULID
 from anonbox.core.paths import Cursor, RowId
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
@@ -60,9 +61,12 @@ async def _inbox_page(
             raise NotFound(N_("You have no link yet."))
         link_id = str(owned[0]["id"])
     current = next(row for row in owned if row["id"] == link_id)
+    # Where the live stream starts, read before the page: a message stored while the page
+    # is drawn is shown or streamed (the script skips one it has), never neither. An empty
+    # inbox streams from the first id there can be: whatever comes is new.
+    newest = await inbox.newest_id(db, link_id) or FIRST_ULID
     listing = await inbox.page(db, link_id=link_id, which=which, before=cursor, limit=PAGE_SIZE)
     unread = sum(1 for m in listing.messages if m.unread) if cursor else int(current["unread"])
-    newest = await inbox.newest_id(db, link_id)
     live = cursor is None and which in {inbox.InboxFilter.ALL, inbox.InboxFilter.UNREAD}
     if live and listing.messages:  # what is shown now has been seen
         await inbox.mark_seen(db, link_id=link_id, message_id=listing.messages[0].id)
