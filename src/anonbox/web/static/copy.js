@@ -3,15 +3,8 @@
 // the clipboard; without them (or without JavaScript) the link stays selectable in its field.
 (function () {
   "use strict";
-  // The page's texts in its language (templates/texts.html), English where one is missing.
-  function t(key, fallback) {
-    var block = document.getElementById("page-texts");
-    try {
-      return (block && JSON.parse(block.getAttribute("data-texts"))[key]) || fallback;
-    } catch (e) {
-      return fallback;
-    }
-  }
+  // The page's texts in its language (static/texts.js), English where one is missing.
+  var t = window.anonboxText || function (key, fallback) { return fallback; };
   if (!navigator.clipboard || !window.isSecureContext) return;
   var buttons = document.querySelectorAll("button[data-copy]");
   Array.prototype.forEach.call(buttons, function (button) {

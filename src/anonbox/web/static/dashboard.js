@@ -3,15 +3,8 @@
 // (a "removed" event) are taken off. Without this file every page still works by reloading.
 (function () {
   "use strict";
-  // The page's texts in its language (templates/texts.html), English where one is missing.
-  function t(key, fallback) {
-    var block = document.getElementById("page-texts");
-    try {
-      return (block && JSON.parse(block.getAttribute("data-texts"))[key]) || fallback;
-    } catch (e) {
-      return fallback;
-    }
-  }
+  // The page's texts in its language (static/texts.js), English where one is missing.
+  var t = window.anonboxText || function (key, fallback) { return fallback; };
   // "Copy link": shown only where the page may write to the clipboard.
   var share = document.getElementById("share-url");
   var copy = document.getElementById("copy-link");

@@ -3,15 +3,8 @@
 // its CSRF token). Without Push API support the button stays hidden.
 (function () {
   "use strict";
-  // The page's texts in its language (templates/texts.html), English where one is missing.
-  function t(key, fallback) {
-    var block = document.getElementById("page-texts");
-    try {
-      return (block && JSON.parse(block.getAttribute("data-texts"))[key]) || fallback;
-    } catch (e) {
-      return fallback;
-    }
-  }
+  // The page's texts in its language (static/texts.js), English where one is missing.
+  var t = window.anonboxText || function (key, fallback) { return fallback; };
   var form = document.getElementById("push-form");
   var button = document.getElementById("push-subscribe");
   var status = document.getElementById("push-status");

@@ -8,15 +8,8 @@
 "use strict";
 
 (function () {
-  // The page's texts in its language (templates/texts.html), English where one is missing.
-  function t(key, fallback) {
-    var block = document.getElementById("page-texts");
-    try {
-      return (block && JSON.parse(block.getAttribute("data-texts"))[key]) || fallback;
-    } catch (e) {
-      return fallback;
-    }
-  }
+  // The page's texts in its language (static/texts.js), English where one is missing.
+  var t = window.anonboxText || function (key, fallback) { return fallback; };
   var form = document.getElementById("send-form");
   if (!form || !window.fetch) return;
   var textarea = document.getElementById("message");

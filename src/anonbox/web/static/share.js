@@ -4,9 +4,10 @@
 (function () {
   "use strict";
   var boxes = document.querySelectorAll(".share-actions");
-  var texts = document.getElementById("share-texts");
-  var copied = texts ? texts.dataset.copied : "Link copied.";
-  var failed = texts ? texts.dataset.failed : "Select the link and copy it:";
+  // The page's texts in its language (static/texts.js), English where one is missing.
+  var t = window.anonboxText || function (key, fallback) { return fallback; };
+  var copied = t("copied", "Link copied.");
+  var failed = t("select_and_copy_url", "Select the link and copy it:");
   Array.prototype.forEach.call(boxes, function (box) {
     var share = box.querySelector("[data-share]");
     var copy = box.querySelector("[data-share-copy]");
