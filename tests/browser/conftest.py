@@ -301,9 +301,9 @@ class Axe(Protocol):
 def axe() -> Axe:
     """``axe(page)``: axe-core's violations on ``page`` as it is now, every rule axe runs
     by default (WCAG 2 A and AA, colour contrast among them, and its best practices), one
-    line each: rule, impact, the elements; ``exclude`` leaves out what is not ours (the
-    vendored Swagger UI). Loaded through the DevTools protocol, which the
-    page's CSP does not govern, as an extension would."""
+    line each: rule, impact, the elements; ``exclude`` leaves out elements by selector (no
+    page uses it: Swagger UI's markup is checked too). Loaded through the DevTools
+    protocol, which the page's CSP does not govern, as an extension would."""
     source = axe_source()
 
     def check(page: Page, *, exclude: tuple[str, ...] = ()) -> list[str]:
