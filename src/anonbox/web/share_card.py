@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Callable
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
@@ -87,29 +88,12 @@ async def share_card(
         return not_found(request)
     reply = replies.items[0]
     labels, name = await card_words(db, link.id, link.creator_name)
-    digest = hashlib.sha256(
-        "\0".join(
-            (
-                _CARD_VERSION,
-                repr(labels),
-                link.prompt,
-                name,
-                message.message_content,
-                reply.message_content,
-            )
-        ).encode()
-    ).hexdigest()[:32]
-    etag = f'"{digest}"'
-    headers = {
-        # Short: the card changes when the creator replies again or deletes the message.
-        "Cache-Control": "public, max-age=300",
-        "ETag": etag,
-    }
-    if request.headers.get("if-none-match") == etag:
-        return Response(content=b"", status_code=304, headers=headers)
-    png = await cards.png(
-        digest,
-        functools.partial(
+    return await _card(
+        request,
+        cards,
+        version=(link.prompt, name, message.message_content, reply.message_content),
+        labels=labels,
+        draw=functools.partial(
             render_card,
             prompt=link.prompt,
             message=message.message_content,
@@ -117,8 +101,31 @@ async def share_card(
             name=name,
             labels=labels,
         ),
+        disposition=f'attachment; filename="anonbox-{message_id}.png"',
     )
-    headers["Content-Disposition"] = f'attachment; filename="anonbox-{message_id}.png"'
+
+
+async def _card(
+    request: AnyRequest,
+    cards: CardCache,
+    *,
+    version: tuple[str, ...],
+    labels: CardLabels,
+    draw: Callable[[], bytes],
+    disposition: str,
+) -> Response[Any]:
+    """A card's answer: its ETag from what it draws (304 when the browser has it), else
+    the PNG, drawn once per version (``web.card_cache``). Kept briefly by browsers: a card
+    changes when the creator replies again, edits the prompt or deletes the message."""
+    digest = hashlib.sha256(
+        "\0".join((_CARD_VERSION, repr(labels), *version)).encode()
+    ).hexdigest()[:32]
+    etag = f'"{digest}"'
+    headers = {"Cache-Control": "public, max-age=300", "ETag": etag}
+    if request.headers.get("if-none-match") == etag:
+        return Response(content=b"", status_code=304, headers=headers)
+    png = await cards.png(digest, draw)
+    headers["Content-Disposition"] = disposition
     return Response(content=png, media_type="image/png", headers=headers)
 
 
@@ -150,19 +157,16 @@ async def link_card(
         return not_found(request, link)
     labels, name = await card_words(db, link.id, link.creator_name)
     url = link_address(site_url(request, settings), link.id)
-    digest = hashlib.sha256(
-        "\0".join((_CARD_VERSION, repr(labels), "link", link.prompt, name, url)).encode()
-    ).hexdigest()[:32]
-    etag = f'"{digest}"'
-    headers = {"Cache-Control": "public, max-age=300", "ETag": etag}
-    if request.headers.get("if-none-match") == etag:
-        return Response(content=b"", status_code=304, headers=headers)
-    png = await cards.png(
-        digest,
-        functools.partial(render_link_card, name=name, prompt=link.prompt, url=url, labels=labels),
+    return await _card(
+        request,
+        cards,
+        version=("link", link.prompt, name, url),
+        labels=labels,
+        draw=functools.partial(
+            render_link_card, name=name, prompt=link.prompt, url=url, labels=labels
+        ),
+        disposition=f'inline; filename="anonbox-{link.id}.png"',
     )
-    headers["Content-Disposition"] = f'inline; filename="anonbox-{link.id}.png"'
-    return Response(content=png, media_type="image/png", headers=headers)
 
 
 ROUTES: list[ControllerRouterHandler] = [share_card, link_card]
