@@ -6,6 +6,10 @@ STAMP := $(VENV)/.installed
 # The share cards' fonts (web/card_fonts.py): every script and colour emoji.
 FONTS := fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji
 
+# Test processes (pytest-xdist). The tests mostly wait on servers, databases and sleeps, so
+# more processes than cores pays; `make test TEST_WORKERS=0` runs them in this one process.
+TEST_WORKERS ?= 6
+
 LOCALE := src/anonbox/locale
 LANGS := ja ko id es
 # Each catalog's compiled form, rebuilt by run/test when its .po is newer (a merged translation).
@@ -40,7 +44,7 @@ run: $(STAMP) $(MO) fonts ## Serve on http://127.0.0.1:8000 (SQLite in ./anonbox
 
 test: $(STAMP) $(MO) fonts ## Run the whole test suite (SQLite always; PostgreSQL when reachable, required with CI=true); as root, installs Chromium and the cards' fonts if missing
 	@[ -x /usr/bin/chromium ] || [ "$$(id -u)" != 0 ] || (apt-get update && apt-get install -y chromium)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 lint: $(STAMP) ## ruff and mypy --strict
 	$(BIN)/ruff check src tests

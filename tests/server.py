@@ -48,7 +48,10 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout: float = 30.0) -> Server:
+    def start(self, timeout: float = 60.0) -> Server:
+        return self._start(timeout, attempts_left=3)
+
+    def _start(self, timeout: float, attempts_left: int) -> Server:
         env = {
             **os.environ,
             **GENEROUS_LIMITS,
@@ -65,12 +68,18 @@ class Server:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                if "address already in use" in self.log() and attempts_left:
+                    # Another test process took the port between free_port() and the bind.
+                    self.port = free_port()
+                    self.url = f"http://127.0.0.1:{self.port}"
+                    return self._start(timeout, attempts_left - 1)
                 raise RuntimeError(f"server exited early; see {self.log_path}:\n{self.log()}")
             try:
                 if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
                     return self
             except httpx.TransportError:
                 time.sleep(0.1)
+        self.kill()  # not left running for the rest of the session
         raise RuntimeError(f"server did not start in {timeout}s; see {self.log_path}")
 
     def kill(self) -> None:

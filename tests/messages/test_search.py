@@ -441,9 +441,9 @@ def _index_finds(url: str, backend: str, table: str, text: str) -> list[str]:
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_the_migration_indexes_the_rows_already_there_and_goes_back_down(
-    backend: str, database_url_factory: Callable[[str], str]
+    backend: str, database_url_factory: Callable[..., str]
 ) -> None:
-    url = database_url_factory(backend)
+    url = database_url_factory(backend, migrated=False)
     config = alembic_config(url)
     command.upgrade(config, "0014")
 
