@@ -9,56 +9,68 @@ Durability, as anonbox (``anonbox.core.database``):
 
 - SQLite: one aiosqlite connection, autocommit (``isolation_level=None``), with
   ``journal_mode=WAL``, ``synchronous=FULL``, ``foreign_keys=ON``, ``busy_timeout=5000``:
-  every write statement is its own transaction and is on disk before the answer.
-- PostgreSQL: an asyncpg pool (``min_size=0, max_size=20``, ``command_timeout=30``), the
-  server's own settings (``synchronous_commit=on``, ``fsync=on``): every write statement
-  commits before the answer.
+  every write is its own transaction (``BEGIN IMMEDIATE`` … ``COMMIT`` where anonbox has
+  one) and is on disk before the answer.
+- PostgreSQL: an asyncpg pool (``min_size=0, max_size=20``, ``timeout=5``,
+  ``command_timeout=30``, ``max_inactive_connection_lifetime=10``), the server's own
+  settings (``synchronous_commit=on``, ``fsync=on``): every write commits before the answer.
 
 One statement is one driver call (one aiosqlite round trip to its thread; on PostgreSQL
 ``Pool.fetch``/``fetchrow``, which takes a pooled connection per statement, as anonbox's
-``PostgresDatabase`` does). SQL is written once with ``$n`` placeholders and becomes ``?n``
-for SQLite, as in anonbox.
+``PostgresDatabase`` does, and a transaction holds one connection). SQL is written once
+with ``$n`` placeholders and becomes ``?n`` for SQLite, as in anonbox.
 
 Where anonbox does more than this, on purpose, the floor stays the plain way of doing it:
 anonbox commits concurrent posts together (``anonbox.core.groupcommit``: the same INSERT,
 for many rows in one statement, so one fsync serves them all, each 201 sent after that
-commit) and sends SQLite SELECTs to a second, read-only connection. The floor commits
-every post on its own, on one connection: the durable baseline a raw driver gives.
+commit) and sends SQLite SELECTs to read-only connections beside the writer. The floor runs
+the very same INSERT with one row per post, on one connection: the durable baseline a raw
+driver gives. What anonbox does after the answer (the relay hands each event to the
+channels, the live feed tails the outbox) is not a request's SQL and is not done here.
+
+``bench/run.py --check-sql`` runs both apps under ``bench/sqltrace.py`` and compares, per
+scenario, the statements each sends: when anonbox's SQL changes, the check says where
+(``bench/results/latest.md``, "Statements per request").
 
 The statements, per endpoint (copied from anonbox's repositories, in anonbox's order):
 
 ``POST /message/{link_id}`` (anonymous write; 201) — ``messages.service.create_message``
-    1. ``SELECT user_id, paused FROM links WHERE id = $1``               (posting_target)
-    2. ``SELECT id, sender_epoch, sender_hash FROM blocks
-          WHERE user_id = $1 OR user_id IS NULL``                         (safety.blocks.is_blocked)
-    3. ``SELECT normalized FROM muted_words WHERE user_id = $1``          (safety.mutes.muted_of)
-    4. ``INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash)
-          SELECT $1, id, $3, $4, $5, $6 FROM links WHERE id = $2``        (insert_message)
+    1. ``POSTING_TARGET``: the link's owner, paused, muted mode, account being deleted
+                                                            (messages.repository.posting_target)
+    2. ``BLOCKS``: the owner's and the site's blocks              (safety.blocks.is_blocked)
+    3. ``MUTED_VERSIONS``: how many muted words and phrases   (safety.mutes.muted_of; the
+       words themselves only when there are some: none in the benchmark)
+    4. ``INSERT_POSTS``, one row (messages.repository.insert_posts): on SQLite
+       ``BEGIN IMMEDIATE``, the json_each INSERT, the ``message.created`` event
+       (``EVENTS_OF_POSTS``), ``COMMIT``; on PostgreSQL the one statement that writes the
+       message, its event and the notification, in autocommit.
     The row is the same as anonbox's: a ULID from ``anonbox.core.ids.new_ulid``, created_at
-    in microseconds, the sender's epoch and an HMAC-SHA256 of the peer address. Not run,
-    because anonbox does not run them either once warm: the sender-key lookup (``SELECT salt
-    FROM sender_epochs``, cached per process after the first post of a key period) and the
-    idempotency statements (only with an ``Idempotency-Key`` header, which the benchmark
-    does not send). Not done: NFC normalisation and the rate limiter (in memory, no SQL).
+    in microseconds, the sender's period and two HMAC-SHA256 of the peer address (the
+    address, and its /24). Not run, because anonbox does not run them either once warm: the
+    sender-key lookup (``SELECT salt FROM sender_epochs``, cached per process after the
+    first post of a key period) and the idempotency statements (only with an
+    ``Idempotency-Key`` header, which the benchmark does not send). Not done: NFC
+    normalisation and the rate limiter (in memory, no SQL).
+
+Every creator request (like, reply, inbox) starts with the credential and the link:
+    1. ``API_KEY``: the key, its owner, whether the account is being deleted
+       (auth.repository.active_api_key), and at most once a minute per key and process
+       ``TOUCH_KEY`` (auth.service._touch_api_key)
+    2. ``LINK_HOLDER``: the link's owner, whether it is being deleted
+                                                          (links.repository.link_holder)
 
 ``PUT /message/{link_id}/{message_id}/like`` (creator; 200) — ``toggle_like``
-    1. ``SELECT k.id, k.user_id, k.key_hash, k.last_used_at, u.is_admin FROM api_keys k
-          JOIN users u ON u.id = k.user_id
-          WHERE k.key_hash = $1 AND k.revoked_at IS NULL``                (auth: active_api_key)
-       and, at most once a minute, ``UPDATE api_keys SET last_used_at = $1 WHERE id = $2``
-    2. ``SELECT user_id FROM links WHERE id = $1``                       (links: link_owner)
-    3. ``UPDATE messages SET like_by_creator = NOT like_by_creator
-          WHERE id = $1 AND link_id = $2 RETURNING like_by_creator``      (toggle_like)
+    3. ``TOGGLE_LIKE``, one statement in autocommit
+
+``POST /message/{link_id}/{message_id}`` (the creator's reply; 201) — ``messages.service.reply``
+    3. a transaction: ``COUNT_REPLY`` (404 and rollback when no row), ``INSERT_REPLY``,
+       ``RECORD_EVENT`` (``reply.created``) and, on PostgreSQL, ``NOTIFY``
 
 ``GET /message/{link_id}?limit=&cursor=`` (the creator's inbox; 200) — ``inbox``
-    1. and 2. as for the like (the credential, then the link's owner)
-    3. ``SELECT m.id, m.content, m.like_by_creator, m.created_at, m.reply_count FROM messages m
-          JOIN (SELECT id FROM messages WHERE link_id = $1 [AND id < $3]
-          ORDER BY id DESC LIMIT $2) page ON page.id = m.id ORDER BY m.id DESC``
-                                                                        (inbox_page, limit + 1)
+    3. ``INBOX_FIRST`` or ``INBOX_AFTER`` (messages.repository.inbox_page, limit + 1)
 
 Answers are plain JSON (``{"data": ...}``) from Starlette's ``JSONResponse``; there is no
-envelope metadata, no OpenAPI, no error mapping beyond 400/401/403/404/409.
+envelope metadata, no OpenAPI, no error mapping beyond 400/401/403/404/409/410.
 
 Run: ``python bench/floor.py --database-url sqlite:///path --port 8001``.
 """
@@ -66,11 +78,14 @@ Run: ``python bench/floor.py --database-url sqlite:///path --port 8001``.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hashlib
 import hmac
+import ipaddress
+import json
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -85,27 +100,81 @@ from starlette.routing import Route
 
 from anonbox.core.ids import new_ulid
 
-POSTING_TARGET = "SELECT user_id, paused FROM links WHERE id = $1"
-BLOCKS = "SELECT id, sender_epoch, sender_hash FROM blocks WHERE user_id = $1 OR user_id IS NULL"
-MUTED = "SELECT normalized FROM muted_words WHERE user_id = $1"
-INSERT_MESSAGE = (
-    "INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash)"
-    " SELECT $1, id, $3, $4, $5, $6 FROM links WHERE id = $2"
+POSTING_TARGET = (
+    "SELECT l.user_id, l.paused, l.muted, EXISTS (SELECT 1 FROM account_deletions d"
+    " WHERE d.user_id = l.user_id) AS disabled FROM links l WHERE l.id = $1"
+)
+BLOCKS = (
+    "SELECT id, sender_epoch, sender_hash, network FROM blocks"
+    " WHERE user_id = $1 OR user_id IS NULL"
+)
+MUTED_VERSIONS = (
+    "SELECT count(*) AS n, max(id) AS newest,"
+    " (SELECT count(*) FROM muted_phrases) AS site_n,"
+    " (SELECT max(id) FROM muted_phrases) AS site_newest"
+    " FROM muted_words WHERE user_id = $1"
+)
+MUTED_WORDS = "SELECT normalized FROM muted_words WHERE user_id = $1"
+INSERT_POSTS = {
+    "sqlite": (
+        "INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash,"
+        " sender_network_hash)"
+        " SELECT r.value ->> 0, l.id, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5,"
+        " r.value ->> 6"
+        " FROM json_each($1) r JOIN links l ON l.id = r.value ->> 1"
+        " RETURNING id"
+    ),
+    "postgresql": (
+        "WITH m AS ("
+        " INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash,"
+        " sender_network_hash)"
+        " SELECT r.id, l.id, r.content, r.created_at, r.sender_epoch, r.sender_hash,"
+        " r.sender_network_hash"
+        " FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::int[], $6::text[],"
+        " $7::text[])"
+        " AS r(id, link_id, content, created_at, sender_epoch, sender_hash, sender_network_hash)"
+        " JOIN links l ON l.id = r.link_id"
+        " RETURNING id, link_id, created_at),"
+        " e AS ("
+        " INSERT INTO events (user_id, link_id, kind, message_id, created_at)"
+        " SELECT l.user_id, m.link_id, 'message.created', m.id, m.created_at"
+        " FROM m JOIN links l ON l.id = m.link_id ORDER BY m.id)"
+        " SELECT m.id, (SELECT count(pg_notify('anonbox_events', 'link:' || d.link_id))"
+        " FROM (SELECT DISTINCT link_id FROM m) d) AS notified FROM m"
+    ),
+}
+EVENTS_OF_POSTS = (  # SQLite: the stored messages' events, in the insert's transaction
+    "INSERT INTO events (user_id, link_id, kind, message_id, created_at)"
+    " SELECT l.user_id, m.link_id, 'message.created', m.id, m.created_at"
+    " FROM messages m JOIN links l ON l.id = m.link_id"
+    " WHERE m.id IN (SELECT value FROM json_each($1)) ORDER BY m.id"
 )
 API_KEY = (
-    "SELECT k.id, k.user_id, k.key_hash, k.last_used_at, u.is_admin"
+    "SELECT k.id, k.user_id, k.key_hash, k.last_used_at, u.is_admin,"
+    " EXISTS (SELECT 1 FROM account_deletions d WHERE d.user_id = u.id) AS erasing"
     " FROM api_keys k JOIN users u ON u.id = k.user_id"
     " WHERE k.key_hash = $1 AND k.revoked_at IS NULL"
 )
 TOUCH_KEY = "UPDATE api_keys SET last_used_at = $1 WHERE id = $2"
-LINK_OWNER = "SELECT user_id FROM links WHERE id = $1"
+LINK_HOLDER = (
+    "SELECT l.user_id, EXISTS (SELECT 1 FROM account_deletions d"
+    " WHERE d.user_id = l.user_id) AS disabled FROM links l WHERE l.id = $1"
+)
 TOGGLE_LIKE = (
     "UPDATE messages SET like_by_creator = NOT like_by_creator"
     " WHERE id = $1 AND link_id = $2 RETURNING like_by_creator"
 )
+COUNT_REPLY = "UPDATE messages SET reply_count = reply_count + $3 WHERE id = $1 AND link_id = $2"
+INSERT_REPLY = "INSERT INTO replies (id, message_id, content, created_at) VALUES ($1, $2, $3, $4)"
+RECORD_EVENT = (
+    "INSERT INTO events (user_id, link_id, kind, message_id, reply_id, created_at)"
+    " SELECT user_id, id, $2, $3, $4, $5 FROM links WHERE id = $1"
+)
+NOTIFY = "SELECT pg_notify($1, key) FROM unnest($2::text[]) AS key"  # PostgreSQL only
+NOTIFY_CHANNEL = "anonbox_events"
 INBOX = (
-    "SELECT m.id, m.content, m.like_by_creator, m.created_at, m.reply_count FROM messages m"
-    " JOIN (SELECT id FROM messages WHERE link_id = $1{before}"
+    "SELECT m.id, m.content, m.like_by_creator, m.created_at, m.reply_count, m.follow_up_of"
+    " FROM messages m JOIN (SELECT id FROM messages WHERE link_id = $1{before}"
     " ORDER BY id DESC LIMIT $2) page ON page.id = m.id ORDER BY m.id DESC"
 )
 INBOX_FIRST = INBOX.format(before="")
@@ -113,12 +182,19 @@ INBOX_AFTER = INBOX.format(before=" AND id < $3")
 
 _SENDER_KEY = hashlib.sha256(b"floor sender key").digest()
 _US_PER_DAY = 86_400_000_000
+_LAST_USED_RESOLUTION_US = 60 * 1_000_000
 _PLACEHOLDER = re.compile(r"\$(\d+)")
 
 
 class SQLite:
+    """One connection; a lock keeps one task's transaction from taking in another task's
+    statements (aiosqlite runs them in order on one thread anyway)."""
+
+    dialect = "sqlite"
+
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self.conn = conn
+        self.lock = asyncio.Lock()
         self._sql: dict[str, str] = {}
 
     @classmethod
@@ -139,27 +215,81 @@ class SQLite:
             q = self._sql[sql] = _PLACEHOLDER.sub(r"?\1", sql)
         return q
 
-    async def fetch(self, sql: str, *args: Any) -> list[Any]:
+    async def _fetch(self, sql: str, args: Sequence[Any]) -> list[Any]:
         return list(await self.conn.execute_fetchall(self._q(sql), args))
 
+    async def fetch(self, sql: str, *args: Any) -> list[Any]:
+        async with self.lock:
+            return await self._fetch(sql, args)
+
     async def fetchrow(self, sql: str, *args: Any) -> Any:
-        rows = await self.conn.execute_fetchall(self._q(sql), args)
+        rows = await self.fetch(sql, *args)
         return rows[0] if rows else None
 
-    async def execute(self, sql: str, *args: Any) -> None:
-        await self.conn.execute_fetchall(self._q(sql), args)
+    async def execute(self, sql: str, *args: Any) -> int:
+        async with self.lock:
+            cursor = await self.conn.execute(self._q(sql), args)
+            count = cursor.rowcount
+            await cursor.close()
+            return int(count)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[SQLiteTx]:
+        async with self.lock:
+            await self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield SQLiteTx(self)
+            except BaseException:
+                await self.conn.execute("ROLLBACK")
+                raise
+            await self.conn.execute("COMMIT")
 
     async def close(self) -> None:
         await self.conn.close()
 
 
+class SQLiteTx:
+    """Statements inside a transaction, whose lock the transaction already holds."""
+
+    def __init__(self, db: SQLite) -> None:
+        self.db = db
+
+    async def fetch(self, sql: str, *args: Any) -> list[Any]:
+        return await self.db._fetch(sql, args)
+
+    async def execute(self, sql: str, *args: Any) -> int:
+        cursor = await self.db.conn.execute(self.db._q(sql), args)
+        count = cursor.rowcount
+        await cursor.close()
+        return int(count)
+
+
+class Rollback(Exception):
+    """Leave a transaction without committing (the answer is already decided)."""
+
+
+def _pg_count(status: str) -> int:
+    last = status.rsplit(" ", 1)[-1]
+    return int(last) if last.isdigit() else 0
+
+
 class Postgres:
+    dialect = "postgresql"
+
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 
     @classmethod
     async def open(cls, dsn: str) -> Postgres:
-        return cls(await asyncpg.create_pool(dsn, min_size=0, max_size=20, command_timeout=30))
+        pool = await asyncpg.create_pool(
+            dsn,
+            min_size=0,
+            max_size=20,
+            timeout=5,
+            command_timeout=30,
+            max_inactive_connection_lifetime=10,
+        )
+        return cls(pool)
 
     async def fetch(self, sql: str, *args: Any) -> list[Any]:
         return list(await self.pool.fetch(sql, *args))
@@ -167,14 +297,31 @@ class Postgres:
     async def fetchrow(self, sql: str, *args: Any) -> Any:
         return await self.pool.fetchrow(sql, *args)
 
-    async def execute(self, sql: str, *args: Any) -> None:
-        await self.pool.execute(sql, *args)
+    async def execute(self, sql: str, *args: Any) -> int:
+        return _pg_count(await self.pool.execute(sql, *args))
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[PostgresTx]:
+        async with self.pool.acquire() as conn, conn.transaction():
+            yield PostgresTx(conn)
 
     async def close(self) -> None:
         await self.pool.close()
 
 
+class PostgresTx:
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+
+    async def fetch(self, sql: str, *args: Any) -> list[Any]:
+        return list(await self.conn.fetch(sql, *args))
+
+    async def execute(self, sql: str, *args: Any) -> int:
+        return _pg_count(await self.conn.execute(sql, *args))
+
+
 DB: Any = None  # SQLite or Postgres, opened by the lifespan
+_touched_at: dict[str, int] = {}  # as anonbox: a key's use recorded once a minute per process
 
 
 def _iso(us: int) -> str:
@@ -185,30 +332,60 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"message": message}, status_code=status)
 
 
-async def create_message(request: Request) -> JSONResponse:
-    link_id = request.path_params["link_id"]
+async def _content(request: Request) -> str | JSONResponse:
     try:
         body = await request.json()
         text = body["message_content"]
     except (ValueError, KeyError, TypeError):
         return _error(400, "invalid body")
-    if not isinstance(text, str) or not 1 <= len(text) <= 500:
+    if not isinstance(text, str) or not 1 <= len(text) <= 500 or not text.strip():
         return _error(400, "message_content must be 1 to 500 characters")
+    return text
+
+
+def _sender(request: Request) -> tuple[str, str]:
+    """The peer's keyed hash and its /24's (IPv6: /64 and /48), as anonbox keeps them."""
+    address = ipaddress.ip_address(request.client.host if request.client else "127.0.0.1")
+    if isinstance(address, ipaddress.IPv6Address):
+        own, wide = b"6" + address.packed[:8], b"6/48:" + address.packed[:6]
+    else:
+        own, wide = b"4" + address.packed, b"4/24:" + address.packed[:3]
+    return (
+        hmac.new(_SENDER_KEY, own, hashlib.sha256).hexdigest(),
+        hmac.new(_SENDER_KEY, wide, hashlib.sha256).hexdigest(),
+    )
+
+
+async def create_message(request: Request) -> JSONResponse:
+    link_id = request.path_params["link_id"]
+    text = await _content(request)
+    if isinstance(text, JSONResponse):
+        return text
     target = await DB.fetchrow(POSTING_TARGET, link_id)
     if target is None:
         return _error(404, "No link with this id")
+    if target[3]:
+        return _error(410, "gone")
     if target[1]:
         return _error(409, "paused")
     owner = target[0]
     await DB.fetch(BLOCKS, owner)
-    await DB.fetch(MUTED, owner)
+    versions = await DB.fetchrow(MUTED_VERSIONS, owner)
+    if versions[0]:
+        await DB.fetch(MUTED_WORDS, owner)
     now = time.time_ns() // 1000
     message_id = new_ulid(now)
-    host = request.client.host if request.client else ""
-    sender_hash = hmac.new(_SENDER_KEY, host.encode(), hashlib.sha256).hexdigest()
-    await DB.execute(
-        INSERT_MESSAGE, message_id, link_id, text, now, now // _US_PER_DAY, sender_hash
-    )
+    sender_hash, network_hash = _sender(request)
+    row = (message_id, link_id, text, now, now // _US_PER_DAY, sender_hash, network_hash)
+    if DB.dialect == "sqlite":
+        async with DB.transaction() as tx:
+            stored = await tx.fetch(INSERT_POSTS["sqlite"], json.dumps([row]))
+            if stored:
+                await tx.execute(EVENTS_OF_POSTS, json.dumps([message_id]))
+    else:
+        stored = await DB.fetch(INSERT_POSTS["postgresql"], *([value] for value in row))
+    if not stored:
+        return _error(404, "No link with this id")
     return JSONResponse(
         {"data": {"id": message_id, "message_content": text, "created_at": _iso(now)}},
         status_code=201,
@@ -225,12 +402,20 @@ async def _refused(request: Request, link_id: str) -> JSONResponse | None:
     if row is None or not hmac.compare_digest(row[2], presented):
         return _error(401, "bad credential")
     now = time.time_ns() // 1000
-    if row[3] is None or now - row[3] > 60_000_000:
+    last_used = row[3]
+    if (last_used is None or now - last_used > _LAST_USED_RESOLUTION_US) and (
+        now - _touched_at.get(row[0], 0) > _LAST_USED_RESOLUTION_US
+    ):
+        _touched_at[row[0]] = now
         await DB.execute(TOUCH_KEY, now, row[0])
-    owner = await DB.fetchrow(LINK_OWNER, link_id)
-    if owner is None:
+    if row[5]:
+        return _error(403, "account being deleted")
+    holder = await DB.fetchrow(LINK_HOLDER, link_id)
+    if holder is None:
         return _error(404, "No link with this id")
-    if owner[0] != row[1]:
+    if holder[1]:
+        return _error(410, "gone")
+    if holder[0] != row[1]:
         return _error(403, "not yours")
     return None
 
@@ -244,6 +429,39 @@ async def toggle_like(request: Request) -> JSONResponse:
     if row is None:
         return _error(404, "No message with this id under this link")
     return JSONResponse({"data": {"message_id": message_id, "like_by_creator": bool(row[0])}})
+
+
+async def reply(request: Request) -> JSONResponse:
+    link_id = request.path_params["link_id"]
+    message_id = request.path_params["message_id"]
+    if (refusal := await _refused(request, link_id)) is not None:
+        return refusal
+    text = await _content(request)
+    if isinstance(text, JSONResponse):
+        return text
+    now = time.time_ns() // 1000
+    reply_id = new_ulid(now)
+    try:
+        async with DB.transaction() as tx:
+            if await tx.execute(COUNT_REPLY, message_id, link_id, 1) != 1:
+                raise Rollback
+            await tx.execute(INSERT_REPLY, reply_id, message_id, text, now)
+            await tx.execute(RECORD_EVENT, link_id, "reply.created", message_id, reply_id, now)
+            if DB.dialect == "postgresql":
+                await tx.execute(NOTIFY, NOTIFY_CHANNEL, [f"link:{link_id}"])
+    except Rollback:
+        return _error(404, "No message with this id under this link")
+    return JSONResponse(
+        {
+            "data": {
+                "message_id": message_id,
+                "reply_message_id": reply_id,
+                "message_content": text,
+                "created_at": _iso(now),
+            }
+        },
+        status_code=201,
+    )
 
 
 async def inbox(request: Request) -> JSONResponse:
@@ -268,6 +486,7 @@ async def inbox(request: Request) -> JSONResponse:
             "like_by_creator": bool(r[2]),
             "created_at": _iso(r[3]),
             "reply_count": r[4],
+            "follow_up_of": r[5],
         }
         for r in rows[:limit]
     ]
@@ -279,14 +498,17 @@ async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"data": {"status": "ok"}})
 
 
+async def open_database(database_url: str) -> SQLite | Postgres:
+    if database_url.startswith("sqlite:///"):
+        return await SQLite.open(database_url.removeprefix("sqlite:///"))
+    return await Postgres.open(database_url)
+
+
 def create_app(database_url: str) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         global DB
-        if database_url.startswith("sqlite:///"):
-            DB = await SQLite.open(database_url.removeprefix("sqlite:///"))
-        else:
-            DB = await Postgres.open(database_url)
+        DB = await open_database(database_url)
         try:
             yield
         finally:
@@ -297,6 +519,7 @@ def create_app(database_url: str) -> Starlette:
             Route("/healthz", healthz, methods=["GET"]),
             Route("/message/{link_id}", create_message, methods=["POST"]),
             Route("/message/{link_id}", inbox, methods=["GET"]),
+            Route("/message/{link_id}/{message_id}", reply, methods=["POST"]),
             Route("/message/{link_id}/{message_id}/like", toggle_like, methods=["PUT"]),
         ],
         lifespan=lifespan,
