@@ -15,14 +15,13 @@ Then anonbox (``python -m anonbox serve``, rate limits set out of reach) and the
 (``bench/floor.py``: Starlette, the same SQL through the same raw driver with the same
 durability, the same uvicorn settings) are started one at a time on the same database.
 Every scenario runs ``--rounds`` times (at least 2) per app, the apps taking turns (anonbox,
-floor, anonbox, floor), so that drift of a shared machine falls on both; the report shows
+floor; then floor, anonbox; …), so that drift of a shared machine falls on both; the report shows
 every run, and the verdicts use the median of the runs. Each run is wrk with 64
 connections, a warm-up, then a timed run. The reads run first, on exactly the seeded
 rows; then the scenarios that write.
 
-Last, ``--check-sql`` (on by default) starts both apps once more under
-``bench/sqltrace.py`` and compares the statements each sends for one request of each
-scenario.
+First, ``--check-sql`` (on by default) starts both apps under ``bench/sqltrace.py`` and
+compares the statements each sends for one request of each scenario.
 
 Writes ``latest.md`` (tables, targets, settings, machine), ``latest.json`` (every run, the
 source of the tables) and ``latency.png`` to ``bench/results/`` for a complete run (both
@@ -794,7 +793,9 @@ def seed_database(db: str, url: str, config: Config) -> Fixture:
 def prepare(db: str, config: Config) -> Fixture:
     """The database for this run: a copy of the cached seeded one when there is one (and
     not --fresh), else seeded now and cached."""
-    key = seed_key(db, config)
+    # One cached database per size (the quick one and the full one), the latest key each.
+    size = f"{config.messages}"
+    key = f"{size}_{seed_key(db, config)}"
     saved = DATA / f"seed-{db}-{key}.json"
     if db == "sqlite":
         path = DATA / "bench.db"
@@ -807,7 +808,7 @@ def prepare(db: str, config: Config) -> Fixture:
             shutil.copyfile(cache, path)
             fixture = Fixture(**{**json.loads(saved.read_text()), "url": url, "cached": True})
         else:
-            for old in DATA.glob("seed-sqlite-*"):
+            for old in DATA.glob(f"seed-sqlite-{size}_*"):
                 old.unlink()
             fixture = seed_database(db, url, config)
             shutil.copyfile(path, cache)  # seed() left no WAL behind (TRUNCATE checkpoint)
@@ -817,7 +818,9 @@ def prepare(db: str, config: Config) -> Fixture:
         template = PG_SEED_PREFIX + key
         url = pg_url(PG_DATABASE)
         [found] = asyncio.run(
-            pg_admin(f"SELECT datname FROM pg_database WHERE datname LIKE '{PG_SEED_PREFIX}%'")
+            pg_admin(
+                f"SELECT datname FROM pg_database WHERE datname LIKE '{PG_SEED_PREFIX}{size}\\_%'"
+            )
         )
         cached = {r["datname"] for r in found}
         reuse = not config.fresh and template in cached and saved.exists()
@@ -828,7 +831,7 @@ def prepare(db: str, config: Config) -> Fixture:
                     f"CREATE DATABASE {template}",
                 )
             )
-            for old in DATA.glob("seed-postgresql-*.json"):
+            for old in DATA.glob(f"seed-postgresql-{size}_*.json"):
                 old.unlink()
             fixture = seed_database(db, pg_url(template), config)
             saved.write_text(json.dumps({k: v for k, v in asdict(fixture).items() if k != "url"}))
@@ -939,6 +942,11 @@ def bench_database(db: str, config: Config) -> tuple[list[Result], dict[str, Any
         "rss_start_mib": {},
         "rss_max_mib": {},
     }
+    if config.check_sql:
+        # First: a floor that fails a request fails here, not after minutes of runs; and
+        # before anonbox-hooked gives the writing creator webhooks, whose deliveries
+        # anonbox's relay would write beside the traced requests.
+        notes["sql"] = check_sql(db, fixture, config)
     deep_first_ids: dict[str, str] = {}
     with BlackHole() as hole:
         hooked = False
@@ -949,7 +957,9 @@ def bench_database(db: str, config: Config) -> tuple[list[Result], dict[str, Any
             ]
             groups = [(app, scenarios) for app, scenarios in groups if scenarios]
             for round_ in range(1, config.rounds + 1):
-                for app, scenarios in groups:
+                # ABBA: every other round the other app goes first, so neither always
+                # meets a cold cache or the first minutes of a load on the machine.
+                for app, scenarios in groups if round_ % 2 else groups[::-1]:
                     with Server(app, db, fixture.url) as server:
                         if app == "anonbox-hooked" and not hooked:
                             add_slow_webhooks(server, fixture, hole.url)
@@ -979,8 +989,6 @@ def bench_database(db: str, config: Config) -> tuple[list[Result], dict[str, Any
     notes["plans"].update({f"after the runs: {k}": v for k, v in query_plans(db, fixture).items()})
     if len(set(deep_first_ids.values())) > 1:
         raise RuntimeError(f"the apps disagree on the deep page: {deep_first_ids}")
-    if config.check_sql:
-        notes["sql"] = check_sql(db, fixture, config)
     notes["seconds"] = round(time.monotonic() - started, 1)
     return results, notes
 
@@ -1306,8 +1314,8 @@ def table(results: list[Result], dbs: list[str]) -> list[str]:
                     f"| {scenario.name} | {DB_NAMES[db]} | {app} | "
                     f"{each([r.rps for r in found], ',.0f')} | {s.pct_ms('50'):.2f} | "
                     f"{each([r.pct_ms('99') for r in found], '.1f')} | "
-                    f"{sum(r.socket_errors for r in found)} | "
-                    f"{sum(r.http_errors for r in found)} | {cpu} | "
+                    f"{sum(r.socket_errors for r in found):,} | "
+                    f"{sum(r.http_errors for r in found):,} | {cpu} | "
                     f"{f'{median(pg):.0f}%' if pg else ''} | {ratio} | {p99_ratio} |"
                 )
     return lines
@@ -1343,7 +1351,7 @@ def floor_targets(
             lines.append(
                 f"| {name} | {DB_NAMES[db]} | **{vs.rps:.2f}** ({per_round_rps}) "
                 f"| **{vs.p99:.2f}** ({per_round_p99}) "
-                f"| {vs.anonbox.errors} / {vs.floor.errors} | {same} | {verdict(vs.met)} |"
+                f"| {vs.anonbox.errors:,} / {vs.floor.errors:,} | {same} | {verdict(vs.met)} |"
             )
     return lines
 
@@ -1477,7 +1485,7 @@ def render(payload: dict[str, Any], chart_name: str) -> str:
         "",
         f"- Each scenario: wrk warm-up {config['warmup_s']} s, then a timed run of "
         f"{config['duration_s']} s, {CONNECTIONS} connections; **{config['rounds']} runs per "
-        "scenario and app**, the apps taking turns (anonbox, floor, anonbox, floor…), each "
+        "scenario and app**, the apps taking turns (anonbox, floor; floor, anonbox; …), each "
         "turn a fresh server process. One server at a time, one worker (uvicorn, httptools, "
         "uvloop, no access log) unless the app says otherwise.",
         "- **Verdicts use the median of the runs** of each app (with two runs, their mean): "
