@@ -1583,8 +1583,14 @@ def readme_block(payload: dict[str, Any]) -> list[str]:
             if vs is None:
                 cells += ["", ""]
                 continue
-            mark = "" if vs.met else " **missed**"
-            cells += [f"{vs.rps:.2f}{mark}", f"{vs.p99:.2f}"]
+            errors = vs.anonbox.errors + vs.floor.errors
+            rps_missed = vs.rps < RPS_RATIO_MIN or errors
+            cells += [
+                f"{vs.rps:.2f}"
+                + (" **missed**" if rps_missed else "")
+                + (f" ({errors:,} errors)" if errors else ""),
+                f"{vs.p99:.2f}" + (" **missed**" if vs.p99 > P99_RATIO_MAX else ""),
+            ]
         lines.append(f"| {SCENARIO[name].title} | " + " | ".join(cells) + " |")
     others = other_targets(results, notes)
     lines += ["", *others]
