@@ -1755,7 +1755,7 @@ def main() -> int:
         or args.recent_elsewhere
     )
     config = Config(
-        warmup_s=args.warmup or (1 if args.quick else 3),
+        warmup_s=args.warmup or (1 if args.quick else 2),
         duration_s=args.duration or (3 if args.quick else 10),
         messages=args.messages or (100_000 if args.quick else 1_000_000),
         depth=args.depth or (10_000 if args.quick else 100_000),
