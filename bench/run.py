@@ -1514,10 +1514,10 @@ def render(payload: dict[str, Any], chart_name: str) -> str:
         "- errors: wrk's socket errors (connect, read, write, timeout) and answers with a "
         "status ≥ 400 (wrk counts no others), summed over the runs.",
         "- server CPU: CPU time of the server's processes over the timed run / wall time "
-        "(100% = one core), median of the runs; with `--workers` the supervisor and every "
-        "worker. PostgreSQL CPU: the backends connected to the bench database and the WAL "
-        "writer, checkpointer and background writer (shared with any other database "
-        "on the server).",
+        "(100% = one core), median of the runs; with `--workers` the supervisor, every "
+        "worker and multiprocessing's resource tracker. PostgreSQL CPU: the backends "
+        "connected to the bench database and the WAL writer, checkpointer and background "
+        "writer (shared with any other database on the server).",
         "",
         "## Targets: anonbox against the floor",
         "",
