@@ -942,7 +942,7 @@ def bench_database(db: str, config: Config) -> tuple[list[Result], dict[str, Any
         "rss_start_mib": {},
         "rss_max_mib": {},
     }
-    if config.check_sql:
+    if config.check_sql and (not config.only or config.only & set(SQL_SCENARIOS)):
         # First: a floor that fails a request fails here, not after minutes of runs; and
         # before anonbox-hooked gives the writing creator webhooks, whose deliveries
         # anonbox's relay would write beside the traced requests.
