@@ -100,8 +100,11 @@ P99_RATIO_MAX = 1.5
 POSTGRES_ADMIN_URL = os.environ.get(
     "BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
-PG_DATABASE = "anonbox_bench"
-PG_SEED_PREFIX = "anonbox_bench_seed_"
+# Named after this checkout: several checkouts on one machine (one PostgreSQL server) must
+# not drop each other's database in the middle of a run.
+_CHECKOUT = hashlib.sha256(str(ROOT).encode()).hexdigest()[:6]
+PG_DATABASE = f"anonbox_bench_{_CHECKOUT}"
+PG_SEED_PREFIX = f"anonbox_bench_{_CHECKOUT}_seed_"
 # Bump when what seeding writes changes, so that no older cached database is reused.
 SEED_FORMAT = 2
 REPLY_TARGETS = 1_000  # the newest seeded messages, which the reply scenario answers
