@@ -268,6 +268,10 @@ class Rollback(Exception):
     """Leave a transaction without committing (the answer is already decided)."""
 
 
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """No reset query on release (asyncpg still rolls back an open transaction)."""
+
+
 def _pg_count(status: str) -> int:
     last = status.rsplit(" ", 1)[-1]
     return int(last) if last.isdigit() else 0
@@ -288,6 +292,7 @@ class Postgres:
             timeout=5,
             command_timeout=30,
             max_inactive_connection_lifetime=10,
+            reset=_keep_session,  # as anonbox: no reset query on every release
         )
         return cls(pool)
 

@@ -330,6 +330,18 @@ class _PostgresConnection:
         return _pg_count(await self._conn.execute(sql, *args))
 
 
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """The pool's reset: nothing, where asyncpg's default costs a round trip per statement.
+
+    asyncpg rolls back an open transaction by itself before this. Its default reset then
+    sends ``SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL`` on every
+    release, and anonbox takes a pooled connection per statement: that doubled the round
+    trips of a request. Nothing anonbox runs on a pooled connection outlives its
+    transaction: locks are ``pg_try_advisory_xact_lock``, settings ``SET LOCAL``, no
+    cursors, and the one ``LISTEN`` has its own connection (notifications.fanout).
+    """
+
+
 class PostgresDatabase:
     """A pool of asyncpg connections; opened lazily so the service starts while the
     database is still coming up, and recovers by itself when it returns."""
@@ -352,6 +364,7 @@ class PostgresDatabase:
             # LISTEN connection (notifications.fanout), and the server's slots are shared.
             max_inactive_connection_lifetime=10,
             server_settings={} if durable else {"synchronous_commit": "off"},
+            reset=_keep_session,
         )
         return cls(pool)
 
