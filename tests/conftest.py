@@ -33,6 +33,28 @@ POSTGRES_ADMIN_URL = os.environ.get(
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
+# pytest-xdist runs the tests in several processes (`make test`, --dist loadgroup). A
+# fixture of session or module scope is made once per process that needs it, so the tests
+# that share one stay in one process: those of a module together (per database, so both
+# halves run side by side), and those of a session-wide fleet of servers together, across
+# modules. Left free: tests that share only the cheap session ``server`` and run for long.
+SHARED_FLEETS = ("fleet", "deployment", "site")
+UNGROUPED = ("tests/test_fuzz.py", "tests/browser/test_every_page.py")
+BACKENDS = ("sqlite", "postgresql")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        if path in UNGROUPED:
+            continue
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params.values() if callspec else ()
+        backend = next((p for p in params if isinstance(p, str) and p in BACKENDS), "")
+        fleet = next((name for name in SHARED_FLEETS if name in item.fixturenames), None)
+        item.add_marker(pytest.mark.xdist_group(f"{fleet or path}[{backend}]"))
+
+
 def _postgres_reachable() -> bool:
     host_port = POSTGRES_ADMIN_URL.split("@", 1)[-1].split("/", 1)[0]
     host, _, port = host_port.partition(":")
