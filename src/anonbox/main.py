@@ -34,6 +34,7 @@ from anonbox.core.database import Database, connect
 from anonbox.core.envelope import RequestClock
 from anonbox.core.exception_handlers import EXCEPTION_HANDLERS
 from anonbox.core.health import healthz, readyz
+from anonbox.core.heap import freeze_startup_objects
 from anonbox.core.mail import mailer_from_settings
 from anonbox.core.metrics import Metrics, MetricsSettings, metrics_endpoint
 from anonbox.core.ratelimit import rate_limiter_from_settings
@@ -138,6 +139,7 @@ def create_app(
                 metrics.watch(part, title, stats)
             if metrics.directory:  # other workers may answer the scrape: keep ours fresh
                 refresher = asyncio.create_task(metrics.refresh_forever())
+        freeze_startup_objects()  # last: what start-up made lives as long as the process
         try:
             yield
         finally:
