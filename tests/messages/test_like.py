@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -149,3 +150,47 @@ def test_concurrent_toggles_lose_no_update(api: httpx.Client, creator: Creator) 
     assert states.count(True) == CONCURRENT_TOGGLES // 2
     assert states.count(False) == CONCURRENT_TOGGLES // 2
     assert liked_in_inbox(api, creator, message_id) is False
+
+
+def test_concurrent_toggles_of_several_messages_each_get_their_own_answer(
+    api: httpx.Client, creator: Creator
+) -> None:
+    # Toggles that arrive together are written together (one statement per group): each
+    # message must still flip once per toggle, and each answer be its own toggle's, also
+    # when the group holds messages of another link of the creator, or no message at all.
+    other_link = api.post("/links", json={"prompt": "ask me"}, headers=creator.headers)
+    assert other_link.status_code == 201, other_link.text
+    elsewhere = post_message(api, other_link.json()["data"]["id"])
+    odd = post_message(api, creator.link_id, "flipped an odd number of times")
+    even = post_message(api, creator.link_id, "flipped an even number of times")
+    plan = (
+        [(creator.link_id, odd)] * 7
+        + [(creator.link_id, even)] * 6
+        + [(creator.link_id, elsewhere)] * 3  # under the wrong link: not found
+        + [(creator.link_id, UNKNOWN_MESSAGE_ID)] * 3
+    )
+    start = threading.Barrier(len(plan))
+
+    def one_toggle(target: tuple[str, str]) -> httpx.Response:
+        start.wait(timeout=30)
+        return toggle(api, *target, creator.headers)
+
+    with ThreadPoolExecutor(max_workers=len(plan)) as pool:
+        responses = list(pool.map(one_toggle, plan))
+
+    answers: dict[str, list[bool]] = {odd: [], even: []}
+    for (_, message_id), response in zip(plan, responses, strict=True):
+        if message_id in answers:
+            assert response.status_code == 200, response.text
+            assert response.json()["data"]["message_id"] == message_id
+            answers[message_id].append(response.json()["data"]["like_by_creator"])
+        else:
+            assert_error(response, 404)
+    # Whatever the order, the toggles of one message alternate: as many set as cleared,
+    # give or take the last one.
+    assert sorted(answers[odd]) == [False] * 3 + [True] * 4
+    assert sorted(answers[even]) == [False] * 3 + [True] * 3
+    assert liked_in_inbox(api, creator, odd) is True
+    assert liked_in_inbox(api, creator, even) is False
+    other = dataclasses.replace(creator, link_id=other_link.json()["data"]["id"])
+    assert liked_in_inbox(api, other, elsewhere) is False

@@ -307,15 +307,58 @@ async def insert_reply(
     )
 
 
-async def toggle_like(conn: Connection, *, link_id: str, message_id: str) -> bool | None:
-    """Flip the like in one statement (no read-modify-write); None when not found."""
-    row = await conn.fetchrow(
-        "UPDATE messages SET like_by_creator = NOT like_by_creator"
-        " WHERE id = $1 AND link_id = $2 RETURNING like_by_creator",
-        message_id,
-        link_id,
-    )
-    return None if row is None else bool(row["like_by_creator"])
+class Toggle(NamedTuple):
+    """One flip of the creator's like on a message, named with its link."""
+
+    message_id: str
+    link_id: str
+
+
+# Many toggles in one statement, as many messages are inserted in one (_INSERT_MANY): each
+# message named once, with how many times it flips; an even count leaves it as it was.
+_TOGGLE_MANY = {
+    "sqlite": (
+        "UPDATE messages SET like_by_creator = like_by_creator <> ((t.value ->> 2) % 2 = 1)"
+        " FROM json_each($1) t"
+        " WHERE messages.id = t.value ->> 0 AND messages.link_id = t.value ->> 1"
+        " RETURNING id, link_id, like_by_creator"
+    ),
+    "postgresql": (
+        "UPDATE messages m SET like_by_creator = m.like_by_creator <> (t.flips % 2 = 1)"
+        " FROM unnest($1::text[], $2::text[], $3::int[]) AS t(id, link_id, flips)"
+        " WHERE m.id = t.id AND m.link_id = t.link_id"
+        " RETURNING m.id, m.link_id, m.like_by_creator"
+    ),
+}
+
+
+async def toggle_likes(
+    conn: Connection, dialect: str, toggles: Sequence[Toggle]
+) -> list[bool | None]:
+    """Flip each like in the order given, all in one statement (no read-modify-write);
+    for each toggle, the like as it left it, or None when the message is not under that
+    link.
+
+    A message flipped n times ends as it was when n is even. Each toggle's answer is the
+    one it would have had run alone in that order: the k-th flip of a message that ends
+    at ``final`` after n left it at ``final`` flipped n - k more times.
+    """
+    flips: dict[Toggle, int] = {}
+    for toggle in toggles:
+        flips[toggle] = flips.get(toggle, 0) + 1
+    rows = [(*toggle, n) for toggle, n in flips.items()]
+    if dialect == "sqlite":
+        found = await conn.fetch(_TOGGLE_MANY[dialect], msgspec.json.encode(rows).decode())
+    else:
+        found = await conn.fetch(_TOGGLE_MANY[dialect], *(list(c) for c in zip(*rows, strict=True)))
+    final = {Toggle(row["id"], row["link_id"]): bool(row["like_by_creator"]) for row in found}
+    answers: list[bool | None] = []
+    done: dict[Toggle, int] = {}
+    for toggle in toggles:
+        done[toggle] = k = done.get(toggle, 0) + 1
+        last = final.get(toggle)
+        answers.append(None if last is None else last != ((flips[toggle] - k) % 2 == 1))
+    return answers
 
 
 async def delete_reply(conn: Connection, *, link_id: str, message_id: str, reply_id: str) -> bool:
