@@ -1,5 +1,6 @@
 """The SQLite layer's read paths: reads answer on the loop's thread when they are quick,
-and on the reader thread when they are not, with the same answers either way.
+and on the reader thread when they are not (or once were not), with the same answers
+either way.
 
 These drive ``SQLiteDatabase`` directly, because no endpoint can be made to read past
 the inline budget without first storing thousands of rows through the rate limits.
@@ -39,6 +40,28 @@ def test_a_read_too_long_for_the_loop_is_answered_in_full(tmp_path: Path) -> Non
             every = await db.fetch("SELECT n FROM numbers ORDER BY n DESC")
             assert [row["n"] for row in every[:3]] == [ROWS, ROWS - 1, ROWS - 2]
             assert len(every) == ROWS
+        finally:
+            await db.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_read_once_too_long_keeps_answering_with_every_commit(tmp_path: Path) -> None:
+    # Past the budget once, a statement goes to the reader thread from then on: it must
+    # answer as before, and see what was committed since.
+    count = "SELECT COUNT(*) AS n FROM numbers WHERE n > $1"
+
+    async def scenario() -> None:
+        db = await _filled(tmp_path / "again.db")
+        try:
+            for added in range(1, 6):
+                await db.execute("INSERT INTO numbers (n) VALUES ($1)", ROWS + added)
+                row = await db.fetchrow(count, 0)
+                assert row is not None
+                assert row["n"] == ROWS + added
+            quick = await db.fetchrow(count, ROWS + 4)  # the same statement, little to do
+            assert quick is not None
+            assert quick["n"] == 1
         finally:
             await db.close()
 

@@ -137,13 +137,19 @@ class _SQLiteConnection:
 
 
 # A read the loop's own connection has not finished within about this many SQLite VM
-# steps is interrupted and run again on the reader thread. A lookup by key takes 10 to 20
-# steps and an inbox page of 21 about 600; counting 60,000 rows takes 190,000 (25 ms).
-INLINE_READ_STEPS = 10_000
+# steps is interrupted and run again on the reader thread, and so is that statement from
+# then on. A lookup by key takes 10 to 20 steps; an inbox page of 21 takes 600 to 1,500,
+# and counting 60,000 rows 190,000 (25 ms). Pages go to the thread: with 64 requests in
+# flight, each turn of the loop ran 64 of them to the end, some 25-35 ms of CPU with no
+# pause, and on a shared machine such a burst is where the scheduler cuts in: the inbox's
+# p99 was 5-10 times the floor's (docs/decisions.md, "The SQLite inbox tail").
+INLINE_READ_STEPS = 200
 # SQLite calls the progress handler every this many steps, counted over all the runs of a
 # cached statement, so the handler counts its own calls per read: the budget holds to
 # within one interval, and a quick read is never cut short by its predecessors' steps.
-_STEPS_PER_TICK = 1_000
+_STEPS_PER_TICK = 50
+# Statements that once ran past the budget go to the reader thread at once after that.
+_LONG_STATEMENTS_KEPT = 512
 
 
 class _InlineReader:
@@ -161,6 +167,7 @@ class _InlineReader:
         self._conn = conn
         self._thread = thread
         self._ticks = 0
+        self._long: set[str] = set()  # statements that ran past the budget once
 
     def _tick(self) -> int:
         self._ticks += 1
@@ -171,9 +178,15 @@ class _InlineReader:
         return self._conn.execute(_sqlite_sql(sql), args).fetchall()
 
     async def fetch(self, sql: str, *args: Any) -> Sequence[Row]:
+        if sql in self._long:
+            return await self._thread.fetch(sql, *args)
         try:
             return self._inline(sql, args)
         except sqlite3.OperationalError:  # interrupted, locked or failing: the thread decides
+            if self._ticks * _STEPS_PER_TICK > INLINE_READ_STEPS:  # it was the budget
+                if len(self._long) >= _LONG_STATEMENTS_KEPT:
+                    self._long.clear()
+                self._long.add(sql)
             return await self._thread.fetch(sql, *args)
 
     async def fetchrow(self, sql: str, *args: Any) -> Row | None:
