@@ -3,8 +3,8 @@
 CPython's full collection walks every object the collector tracks. Once a worker has
 started, some 190,000 of them live as long as it does (routes, schemas, templates,
 catalogs, caches) and none of them is ever garbage; a full pass over them took 80 to 120
-ms of CPU (ms of wall time up to 300-700 on a loaded machine), during which the event
-loop answers nothing. Under an inbox load one came every 15-30 s. ``gc.freeze()`` moves
+ms of CPU (300-700 ms of wall time on the loaded development machine), during which the
+event loop answers nothing. Under an inbox load one came every 15-30 s. ``gc.freeze()`` moves
 what is alive at the end of start-up to a generation the collector never walks, so a
 full pass walks only what was made since: about a millisecond. Objects frozen this way
 are still freed when their last reference goes; only a reference cycle among them would
