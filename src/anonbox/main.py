@@ -29,6 +29,7 @@ from anonbox.auth.dependencies import (
 )
 from anonbox.auth.oidc import OIDCClient
 from anonbox.auth.router import ROUTES as AUTH_ROUTES
+from anonbox.auth.service import proven as proven_credentials
 from anonbox.core.chores import Chore, run_chores
 from anonbox.core.database import Database, connect
 from anonbox.core.envelope import RequestClock
@@ -119,7 +120,12 @@ def create_app(
         app.state.limiter = limiter
         app.state.mailer = mailer_from_settings(settings)
         app.state.cards = CardCache()
-        app.state.hub = Hub()
+        app.state.hub = hub = Hub()
+        # Proven credentials are forgotten by the keys the fan-out hears, and kept long
+        # only where the listener confirms it hears everything (auth.credential_cache).
+        hub.tap(proven_credentials.forget)
+        if app.state.db.dialect == "postgresql":
+            proven_credentials.rely_on(lambda: hub.confirmed_at)
         worker = NotificationWorker.for_service(
             app.state.db, settings, app.state.mailer, app.state.hub.activity
         )
@@ -135,6 +141,7 @@ def create_app(
             metrics.watch_database(app.state.db.stats)
             metrics.watch("cards", "Share cards", app.state.cards.stats)
             metrics.watch("live", "Live updates", app.state.hub.stats)
+            metrics.watch("credentials", "Proven credentials", proven_credentials.stats)
             for part, title, stats in worker.stats():
                 metrics.watch(part, title, stats)
             if metrics.directory:  # other workers may answer the scrape: keep ours fresh
@@ -156,6 +163,7 @@ def create_app(
             await http.aclose()
             await limiter.close()
             await app.state.db.close()
+            proven_credentials.rely_on(None)
 
     app = Litestar(
         route_handlers=[

@@ -21,12 +21,13 @@ import logging
 
 from anonbox.account import repository
 from anonbox.account.schemas import DeletionState, Preferences
+from anonbox.auth.credential_cache import announce, changed_key, session_key
+from anonbox.auth.service import forget_credentials
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
 from anonbox.core.errors import Conflict, FieldProblem, ValidationFailed
 from anonbox.core.i18n import LANGUAGES, valid_time_zone
 from anonbox.core.settings import Settings
-from anonbox.notifications import repository as events
 
 logger = logging.getLogger("anonbox.account")
 
@@ -73,16 +74,25 @@ async def request_deletion(db: Database, *, user_id: str, settings: Settings) ->
             tx, user_id=user_id, requested_at=now, erase_at=now + grace_us(settings)
         )
         sessions = await repository.revoke_credentials(tx, user_id=user_id, now=now)
-        # Live streams of those sessions end, on every instance (notifications.fanout).
-        await events.notify(tx, db.dialect, [f"session:{session}" for session in sessions])
+        # Live streams of those sessions end, and every instance stops taking the
+        # account's credentials (notifications.fanout, auth.credential_cache).
+        changed = [changed_key(user_id), *(session_key(session) for session in sessions)]
+        await announce(tx, db.dialect, changed)
         row = await repository.deletion_of(tx, user_id)
+    forget_credentials(*changed)
     return _state(row)
 
 
 async def cancel_deletion(db: Database, *, user_id: str) -> DeletionState:
     """Bring the account back (its revoked keys stay revoked); fine when none is scheduled."""
-    cancelled = await repository.cancel_deletion(db, user_id=user_id, now=now_us())
-    if not cancelled and await repository.deletion_of(db, user_id) is not None:
+    changed = changed_key(user_id)  # its sign-ins are no longer only for the deletion
+    async with db.transaction() as tx:
+        cancelled = await repository.cancel_deletion(tx, user_id=user_id, now=now_us())
+        if cancelled:
+            await announce(tx, db.dialect, [changed])
+    if cancelled:
+        forget_credentials(changed)
+    elif await repository.deletion_of(db, user_id) is not None:
         raise ErasureBegun("The erasure of this account has begun; it can no longer be cancelled")
     return _NOT_SCHEDULED
 
@@ -111,6 +121,8 @@ async def erase_account(db: Database, *, user_id: str) -> bool:
         if not await repository.renew_claim(tx, user_id=user_id, held_until=held, until=held):
             return False
         await repository.erase_rest(tx, user_id=user_id, now=now_us())
+        await announce(tx, db.dialect, [changed_key(user_id)])
+    forget_credentials(changed_key(user_id))
     # No id: once erased, nothing anywhere should name the account, logs included.
     logger.info("an account was erased, with %d messages", erased)
     return True

@@ -219,7 +219,7 @@ async def insert_session(
 
 async def active_session_by_access(conn: Connection, access_hash: str, now: int) -> Row | None:
     return await conn.fetchrow(
-        "SELECT s.id, s.user_id, s.access_hash, u.is_admin,"
+        "SELECT s.id, s.user_id, s.access_hash, s.access_expires_at, u.is_admin,"
         " EXISTS (SELECT 1 FROM account_deletions d WHERE d.user_id = u.id) AS erasing"
         " FROM sessions s JOIN users u ON u.id = s.user_id"
         " WHERE s.access_hash = $1 AND s.revoked_at IS NULL AND s.access_expires_at > $2",
@@ -248,14 +248,14 @@ async def rotate_session(
     refresh_expires_at: int,
     now: int,
     opened_after: int,
-) -> str | None:
+) -> Row | None:
     """Swap in new tokens if ``old_refresh_hash`` is the session's live refresh token and
-    the session was opened after ``opened_after``."""
-    row = await conn.fetchrow(
+    the session was opened after ``opened_after``: the session's id and user_id."""
+    return await conn.fetchrow(
         "UPDATE sessions SET access_hash = $2, access_expires_at = $3,"
         " refresh_hash = $4, refresh_expires_at = $5"
         " WHERE refresh_hash = $1 AND revoked_at IS NULL AND refresh_expires_at > $6"
-        " AND created_at > $7 RETURNING id",
+        " AND created_at > $7 RETURNING id, user_id",
         old_refresh_hash,
         access_hash,
         access_expires_at,
@@ -264,7 +264,6 @@ async def rotate_session(
         now,
         opened_after,
     )
-    return None if row is None else str(row["id"])
 
 
 async def spend_refresh_token(
@@ -303,9 +302,10 @@ async def revoke_session(conn: Connection, *, session_id: str, revoked_at: int) 
     )
 
 
-async def grant_admin(conn: Connection, email: str) -> int:
-    """Make every account with this e-mail an admin; the number of accounts changed."""
-    return await conn.execute("UPDATE users SET is_admin = TRUE WHERE email = $1", email)
+async def grant_admin(conn: Connection, email: str) -> list[str]:
+    """Make every account with this e-mail an admin; the ids of the accounts changed."""
+    rows = await conn.fetch("UPDATE users SET is_admin = TRUE WHERE email = $1 RETURNING id", email)
+    return [str(row["id"]) for row in rows]
 
 
 # --- sign-in links by e-mail ---------------------------------------------------------------

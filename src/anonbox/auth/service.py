@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from anonbox.auth import repository
+from anonbox.auth.credential_cache import CredentialCache, announce, changed_key, session_key
 from anonbox.auth.credentials import (
     ACCESS_TOKEN_PREFIX,
     API_KEY_PREFIX,
@@ -34,6 +35,7 @@ _LAST_USED_RESOLUTION_US = 60 * 1_000_000
 # minute runs out all read the old time, and without this would all write the new one.
 _touched_at: dict[str, int] = {}
 _TOUCHED_KEYS_KEPT = 10_000
+_US = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +50,10 @@ class Principal:
     erasing: bool = False
 
 
+# Credentials proven lately: one cache per process (see ``credential_cache``).
+proven: CredentialCache[Principal] = CredentialCache()
+
+
 @dataclass(frozen=True, slots=True)
 class NewCreator:
     user_id: str
@@ -58,39 +64,64 @@ class NewCreator:
 
 async def authenticate(db: Database, credential: str, *, sign_in_only: bool = False) -> Principal:
     """The creator a credential proves; with ``sign_in_only``, only a sign-in session's
-    access token counts (an API key is refused as if unknown)."""
+    access token counts (an API key is refused as if unknown). A credential proven
+    lately is taken from ``proven`` without a query (``credential_cache``)."""
     if len(credential) > MAX_CREDENTIAL_LENGTH:
         raise Unauthorized("The credential is not valid")
     if sign_in_only and not credential.startswith(ACCESS_TOKEN_PREFIX):
         raise Unauthorized("Sign in to do this; an API key cannot")
     presented = credential_hash(credential)
+    remembered = proven.get(presented)
+    if remembered is not None:
+        if remembered.kind == "api_key":
+            await _touch_api_key(db, remembered.credential_id, now_us())
+        return remembered
+    ticket = proven.ticket()
     if credential.startswith(ACCESS_TOKEN_PREFIX):
-        session = await repository.active_session_by_access(db, presented, now_us())
+        now = now_us()
+        session = await repository.active_session_by_access(db, presented, now)
         if session is None or not hashes_match(session["access_hash"], presented):
             raise Unauthorized("The access token is not valid, has expired, or was signed out")
-        return Principal(
+        principal = Principal(
             user_id=session["user_id"],
             credential_id=session["id"],
             kind="session",
             is_admin=bool(session["is_admin"]),
             erasing=bool(session["erasing"]),
         )
+        proven.put(
+            presented,
+            principal,
+            ticket,
+            keys=(changed_key(principal.user_id), session_key(principal.credential_id)),
+            valid_for=(session["access_expires_at"] - now) / _US,
+        )
+        return principal
     if credential.startswith(API_KEY_PREFIX):
         key = await repository.active_api_key(db, presented)
         if key is None or not hashes_match(key["key_hash"], presented):
             raise Unauthorized("The API key is not valid, or has been revoked")
-        now = now_us()
-        last_used = key["last_used_at"]
-        if last_used is None or now - last_used > _LAST_USED_RESOLUTION_US:
-            await _touch_api_key(db, key["id"], now)
-        return Principal(
+        principal = Principal(
             user_id=key["user_id"],
             credential_id=key["id"],
             kind="api_key",
             is_admin=bool(key["is_admin"]),
             erasing=bool(key["erasing"]),
         )
+        if key["last_used_at"] is not None:
+            seen = _touched_at.get(principal.credential_id, 0)
+            _touched_at[principal.credential_id] = max(seen, key["last_used_at"])
+        await _touch_api_key(db, principal.credential_id, now_us())
+        proven.put(presented, principal, ticket, keys=(changed_key(principal.user_id),))
+        return principal
     raise Unauthorized("The credential is not valid")
+
+
+def forget_credentials(*keys: str) -> None:
+    """After a commit that announced ``keys`` (``credential_cache.announce``): this process
+    stops using the credentials under them at once."""
+    for key in keys:
+        proven.forget(key)
 
 
 async def _touch_api_key(db: Database, key_id: str, now: int) -> None:
@@ -225,8 +256,15 @@ async def list_api_keys(db: Database, *, user_id: str) -> list[ApiKeyInfo]:
 
 
 async def revoke_api_key(db: Database, *, user_id: str, key_id: str) -> None:
-    if not await repository.revoke_api_key(db, key_id=key_id, user_id=user_id, revoked_at=now_us()):
-        raise NotFound("No API key with this id among yours")
+    """Revoke one of the user's keys: refused from then on, on every instance."""
+    changed = changed_key(user_id)
+    async with db.transaction() as tx:
+        if not await repository.revoke_api_key(
+            tx, key_id=key_id, user_id=user_id, revoked_at=now_us()
+        ):
+            raise NotFound("No API key with this id among yours")
+        await announce(tx, db.dialect, [changed])
+    forget_credentials(changed)
 
 
 async def profile(db: Database, *, user_id: str) -> Profile:
@@ -244,7 +282,11 @@ async def profile(db: Database, *, user_id: str) -> Profile:
 
 
 async def grant_admin(db: Database, *, email: str) -> int:
-    changed = await repository.grant_admin(db, normalised_email(email))
-    if changed == 0:
+    async with db.transaction() as tx:
+        user_ids = await repository.grant_admin(tx, normalised_email(email))
+        changed = [changed_key(user_id) for user_id in user_ids]
+        await announce(tx, db.dialect, changed)
+    if not user_ids:
         raise NotFound(f"No creator with e-mail {email}")
-    return changed
+    forget_credentials(*changed)
+    return len(user_ids)

@@ -14,18 +14,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from anonbox.auth import repository
+from anonbox.auth.credential_cache import announce, changed_key, session_key
 from anonbox.auth.credentials import (
     ACCESS_TOKEN_PREFIX,
     REFRESH_TOKEN_PREFIX,
     credential_hash,
     new_credential,
 )
+from anonbox.auth.service import forget_credentials
 from anonbox.core.clock import now_us
 from anonbox.core.database import Connection, Database
 from anonbox.core.errors import Unauthorized
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
-from anonbox.notifications import repository as events
 
 _US = 1_000_000
 
@@ -91,7 +92,7 @@ async def refresh_session(db: Database, *, refresh_token: str, settings: Setting
     issued = _issue(settings, now)
     reused_session: str | None = None
     async with db.transaction() as tx:
-        session_id = await repository.rotate_session(
+        rotated = await repository.rotate_session(
             tx,
             old_refresh_hash=presented,
             access_hash=issued.access_hash,
@@ -101,22 +102,26 @@ async def refresh_session(db: Database, *, refresh_token: str, settings: Setting
             now=now,
             opened_after=now - settings.session_max_seconds * _US,
         )
-        if session_id is not None:
+        if rotated is not None:
             await repository.spend_refresh_token(
-                tx, refresh_hash=presented, session_id=session_id, spent_at=now
+                tx, refresh_hash=presented, session_id=rotated["id"], spent_at=now
             )
+            # The access token it replaces stops working at once, everywhere.
+            await announce(tx, db.dialect, [changed_key(rotated["user_id"])])
         else:
             reused_session = await repository.session_of_spent_token(tx, presented)
             if reused_session is not None:
                 await repository.revoke_session(tx, session_id=reused_session, revoked_at=now)
-                await events.notify(tx, db.dialect, [f"session:{reused_session}"])
+                await announce(tx, db.dialect, [session_key(reused_session)])
     # Raised after the commit, so that a detected reuse stays revoked.
     if reused_session is not None:
+        forget_credentials(session_key(reused_session))
         raise Unauthorized(
             "This refresh token was already used, so the session has been signed out; sign in again"
         )
-    if session_id is None:
+    if rotated is None:
         raise Unauthorized("The refresh token is not valid, has expired, or was signed out")
+    forget_credentials(changed_key(rotated["user_id"]))
     return issued.tokens
 
 
@@ -124,7 +129,8 @@ async def close_session(db: Database, *, session_id: str) -> None:
     """Sign a session out; its live streams, on every instance, end (``notifications.fanout``)."""
     async with db.transaction() as tx:
         await repository.revoke_session(tx, session_id=session_id, revoked_at=now_us())
-        await events.notify(tx, db.dialect, [f"session:{session_id}"])
+        await announce(tx, db.dialect, [session_key(session_id)])
+    forget_credentials(session_key(session_id))
 
 
 async def still_signed_in(db: Database, *, session_id: str) -> bool:

@@ -14,7 +14,13 @@ the hub:
   query pair per process, however many streams are open, and it sees the commits of
   every worker process sharing the file.
 
-A woken stream reads what is new for it once; an idle one costs nothing.
+A woken stream reads what is new for it once; an idle one costs nothing. Taps see every
+key too (``Hub.tap``): the cache of proven credentials forgets by them.
+
+On PostgreSQL the listener also notifies itself every ``CONFIRM_SECONDS`` on a channel of
+its own, and records when each echo was sent (``Hub.confirmed_at``): notifications come
+in commit order, so once an echo is in, everything committed before it was sent has been
+published here. A listener that hears nothing more has nothing confirmed.
 """
 
 from __future__ import annotations
@@ -22,7 +28,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterator, Mapping
+import secrets
+import time
+from collections.abc import Callable, Iterator, Mapping
 from typing import Annotated
 
 import asyncpg
@@ -37,6 +45,7 @@ logger = logging.getLogger("anonbox.notifications")
 
 TAIL_SECONDS = 0.5
 RECONNECT_SECONDS = 1.0
+CONFIRM_SECONDS = 0.2
 
 
 class Hub:
@@ -46,6 +55,22 @@ class Hub:
         self._waiting: dict[str, set[asyncio.Event]] = {}
         # Set on every publication, whoever waits: wakes the notification worker early.
         self.activity = asyncio.Event()
+        self._taps: list[Callable[[str | None], None]] = []
+        # Monotonic time as of which every notification committed has been published here
+        # (PostgreSQL's listener; 0: nothing confirmed).
+        self.confirmed_at = 0.0
+
+    def tap(self, callback: Callable[[str | None], None]) -> None:
+        """Call ``callback`` with every key published, and with None when publications may
+        have been missed (the listener connected again)."""
+        self._taps.append(callback)
+
+    def missed(self) -> None:
+        for callback in self._taps:
+            callback(None)
+
+    def confirm(self, sent_at: float) -> None:
+        self.confirmed_at = max(self.confirmed_at, sent_at)
 
     @contextlib.contextmanager
     def subscription(self, *keys: str) -> Iterator[asyncio.Event]:
@@ -65,6 +90,8 @@ class Hub:
 
     def publish(self, key: str) -> None:
         self.activity.set()
+        for callback in self._taps:
+            callback(key)
         for woken in self._waiting.get(key, ()):
             woken.set()
 
@@ -84,6 +111,8 @@ class ListenerFeed:
     def __init__(self, database_url: str, hub: Hub) -> None:
         self._dsn = driver_url(database_url)[1]
         self._hub = hub
+        # This process's own channel for its echoes: nobody else hears them.
+        self._echo_channel = f"anonbox_echo_{secrets.token_hex(8)}"
 
     async def run(self) -> None:
         first = True
@@ -98,20 +127,36 @@ class ListenerFeed:
             try:
                 conn.add_termination_listener(lambda _conn, lost=lost: lost.set())
                 await conn.add_listener(repository.NOTIFY_CHANNEL, self._received)
+                await conn.add_listener(self._echo_channel, self._echoed)
+                self._hub.missed()  # whatever was published before now, or while away
                 if not first:  # what was published while we were away
                     self._hub.publish_all()
                 first = False
-                await lost.wait()
+                await self._confirm_until(conn, lost)
                 logger.warning("live updates: the listening connection was lost; reconnecting")
-            except (OSError, asyncpg.PostgresError) as exc:
+            except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
                 logger.warning("live updates: listening failed (%s)", type(exc).__name__)
             finally:
                 with contextlib.suppress(Exception):
                     await conn.close(timeout=1)
             await asyncio.sleep(RECONNECT_SECONDS)
 
+    async def _confirm_until(self, conn: asyncpg.Connection, lost: asyncio.Event) -> None:
+        """Notify ourselves now and then, the send time as payload, until the connection
+        is lost; a notification that does not go out in time counts as a loss."""
+        while not lost.is_set():
+            sent_at = time.monotonic()
+            await conn.execute(
+                "SELECT pg_notify($1, $2)", self._echo_channel, repr(sent_at), timeout=5
+            )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(lost.wait(), CONFIRM_SECONDS)
+
     def _received(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
         self._hub.publish(payload)
+
+    def _echoed(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
+        self._hub.confirm(float(payload))
 
 
 class TailFeed:

@@ -1,0 +1,170 @@
+"""A revoked key or an ended session stops working on every instance within a second,
+although each instance remembers the credentials it has proven (auth.credential_cache).
+
+Two instances share one database (and, in one deployment, one Redis); both are warmed
+until they answer the credential from memory (their ``anonbox_credentials_hits`` grow),
+then the credential is ended through the first, and the second must refuse it within a
+second. The first refuses it at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+
+from anonbox.auth.service import create_creator
+from anonbox.auth.sessions import open_session
+from anonbox.core.database import connect
+from anonbox.core.settings import Settings
+from tests.core.test_ratelimit import REDIS_URL, _require_redis
+from tests.server import Server
+from tests.support.metrics import scrape, value
+
+WITHIN_SECONDS = 1.0
+START_TIMEOUT = 90.0
+
+
+@dataclass(frozen=True)
+class Pair:
+    first: Server
+    second: Server
+
+
+@pytest.fixture(scope="module", params=["postgresql+redis", "postgresql", "sqlite"])
+def pair(
+    request: pytest.FixtureRequest,
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Pair]:
+    deployment = str(request.param)
+    env: dict[str, str] = {}
+    if deployment == "postgresql+redis":
+        _require_redis()
+        env = {"ANONBOX_REDIS_URL": REDIS_URL}
+    url = database_url_factory(deployment.split("+")[0])
+    logs = tmp_path_factory.mktemp(f"revocation-{deployment}")
+    servers = [Server(url, logs / f"{name}.log", env=env) for name in ("a", "b")]
+    try:
+        for server in servers:  # one after the other: the first migrates the database
+            server.start(START_TIMEOUT)
+        yield Pair(*servers)
+    finally:
+        for server in servers:
+            server.stop()
+
+
+@dataclass(frozen=True)
+class Account:
+    user_id: str
+    api_key: str
+    access_token: str
+
+
+def new_account(database_url: str) -> Account:
+    """A creator with an API key and a sign-in session, as the CLI and a sign-in make them."""
+
+    async def run() -> Account:
+        db = await connect(database_url)
+        try:
+            made = await create_creator(db, email=f"{uuid.uuid4().hex[:10]}@example.com")
+            tokens = await open_session(db, user_id=made.user_id, settings=Settings())
+        finally:
+            await db.close()
+        return Account(made.user_id, made.api_key, tokens.access_token)
+
+    return asyncio.run(run())
+
+
+def bearer(credential: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {credential}"}
+
+
+def hits(server: Server) -> float:
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        return value(scrape(client), "anonbox_credentials_hits")
+
+
+def warm(server: Server, credential: str) -> None:
+    """Use the credential on ``server`` until it is answered from memory."""
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            before = hits(server)
+            for _ in range(3):
+                used = client.get("/user", headers=bearer(credential))
+                assert used.status_code == 200, used.text
+            if hits(server) > before:
+                return
+            time.sleep(0.2)  # the listener's first confirmation may not be in yet
+    raise AssertionError(f"{server.url} never answered the credential from memory")
+
+
+def refused_within(server: Server, credential: str, seconds: float) -> float | None:
+    """How long ``server`` kept accepting the credential (None: past ``seconds``)."""
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        start = time.monotonic()
+        while True:
+            status = client.get("/user", headers=bearer(credential)).status_code
+            elapsed = time.monotonic() - start
+            if status == 401:
+                return elapsed
+            assert status == 200
+            if elapsed > seconds:
+                return None
+            time.sleep(0.02)
+
+
+def test_a_revoked_api_key_is_refused_everywhere_within_a_second(pair: Pair) -> None:
+    account = new_account(pair.first.database_url)
+    warm(pair.first, account.api_key)
+    warm(pair.second, account.api_key)
+    with httpx.Client(base_url=pair.first.url, timeout=30) as first:
+        [key] = first.get("/auth/api-keys", headers=bearer(account.access_token)).json()["data"][
+            "items"
+        ]
+        revoked = first.delete(f"/auth/api-keys/{key['id']}", headers=bearer(account.access_token))
+        assert revoked.status_code == 200, revoked.text
+        assert first.get("/user", headers=bearer(account.api_key)).status_code == 401
+
+    took = refused_within(pair.second, account.api_key, WITHIN_SECONDS)
+
+    assert took is not None, f"the second instance still took the key after {WITHIN_SECONDS}s"
+    # The account's session was cached too, and is untouched by revoking a key.
+    with httpx.Client(base_url=pair.second.url, timeout=30) as second:
+        assert second.get("/user", headers=bearer(account.access_token)).status_code == 200
+
+
+def test_a_signed_out_session_is_refused_everywhere_within_a_second(pair: Pair) -> None:
+    account = new_account(pair.first.database_url)
+    warm(pair.first, account.access_token)
+    warm(pair.second, account.access_token)
+    with httpx.Client(base_url=pair.first.url, timeout=30) as first:
+        out = first.post("/auth/logout", headers=bearer(account.access_token))
+        assert out.status_code == 200, out.text
+        assert first.get("/user", headers=bearer(account.access_token)).status_code == 401
+
+    took = refused_within(pair.second, account.access_token, WITHIN_SECONDS)
+
+    assert took is not None, f"the second instance still took the token after {WITHIN_SECONDS}s"
+    with httpx.Client(base_url=pair.second.url, timeout=30) as second:
+        assert second.get("/user", headers=bearer(account.api_key)).status_code == 200
+
+
+def test_a_deletion_request_ends_every_credential_everywhere_within_a_second(pair: Pair) -> None:
+    account = new_account(pair.first.database_url)
+    for server in (pair.first, pair.second):
+        warm(server, account.api_key)
+        warm(server, account.access_token)
+    with httpx.Client(base_url=pair.first.url, timeout=30) as first:
+        asked = first.post("/account/deletion", headers=bearer(account.access_token))
+        assert asked.status_code == 201, asked.text
+
+    for credential in (account.api_key, account.access_token):
+        took = refused_within(pair.second, credential, WITHIN_SECONDS)
+        assert took is not None, f"the second instance still took it after {WITHIN_SECONDS}s"
