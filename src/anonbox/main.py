@@ -42,7 +42,7 @@ from anonbox.core.ratelimit import rate_limiter_from_settings
 from anonbox.core.requests import JSONRequest, require_json_body
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
-from anonbox.links.dependencies import owned_link, viewed_link
+from anonbox.links.dependencies import claimed_link, owned_link, viewed_link
 from anonbox.links.router import ROUTES as LINK_ROUTES
 from anonbox.messages import filtered as filtered_messages
 from anonbox.messages.router import ROUTES as MESSAGE_ROUTES
@@ -203,6 +203,7 @@ def create_app(
             "hub": Provide(provide_hub, sync_to_thread=False),
             "oidc": Provide(provide_oidc, sync_to_thread=False),
             "owned": Provide(owned_link),
+            "claimed": Provide(claimed_link),
             "viewed": Provide(viewed_link),
         },
         lifespan=[resources],

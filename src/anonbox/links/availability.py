@@ -4,11 +4,12 @@ gone (410) for everyone, the same answer for a post, a read and its page."""
 from __future__ import annotations
 
 from anonbox.core.database import Connection
-from anonbox.core.errors import Gone, NotFound
+from anonbox.core.errors import Forbidden, Gone, NotFound
 from anonbox.links import repository
 
 LINK_GONE = "This link is no longer available"
 NO_LINK = "No link with this id"
+NOT_YOURS = "Only the creator of this link can do that"
 
 
 class LinkGone(Gone):
@@ -35,3 +36,11 @@ async def live_link_owner(conn: Connection, link_id: str) -> str:
     if holder["disabled"]:
         raise LinkGone()
     return str(holder["user_id"])
+
+
+async def require_owner(conn: Connection, link_id: str, user_id: str) -> None:
+    """Refuse unless the link is in use and ``user_id``'s: ``NotFound`` for no such link,
+    ``LinkGone`` for one deleted or whose account is being deleted, else ``Forbidden``
+    for someone else's. The one rule for "not found" and "not yours"."""
+    if await live_link_owner(conn, link_id) != user_id:
+        raise Forbidden(NOT_YOURS)

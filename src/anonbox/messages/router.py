@@ -24,7 +24,7 @@ from anonbox.core.envelope import (
 )
 from anonbox.core.paths import Cursor, Limit, LinkId, RowId
 from anonbox.core.settings import Settings
-from anonbox.links.dependencies import LinkAccess
+from anonbox.links.dependencies import ClaimedLink, LinkAccess
 from anonbox.messages import filtered, search, service
 from anonbox.messages.inbox import InboxFilter
 from anonbox.messages.schemas import (
@@ -163,10 +163,14 @@ async def list_messages(
     tags=["messages"],
 )
 async def reply_to_message(
-    request: AnyRequest, owned: LinkAccess, message_id: RowId, data: MessageIn, db: DB
+    request: AnyRequest, claimed: ClaimedLink, message_id: RowId, data: MessageIn, db: DB
 ) -> Envelope[Created, ReplyOut]:
     reply = await service.reply(
-        db, link_id=owned.link_id, message_id=message_id, content=data.message_content
+        db,
+        link_id=claimed.link_id,
+        owner_id=claimed.owner_id,
+        message_id=message_id,
+        content=data.message_content,
     )
     return envelope(request, 201, "Reply posted", reply)
 
@@ -207,9 +211,11 @@ async def list_replies(
     tags=["messages"],
 )
 async def toggle_like(
-    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: DB
+    request: AnyRequest, claimed: ClaimedLink, message_id: RowId, db: DB
 ) -> Envelope[OK, LikeState]:
-    state = await service.toggle_like(db, link_id=owned.link_id, message_id=message_id)
+    state = await service.toggle_like(
+        db, link_id=claimed.link_id, owner_id=claimed.owner_id, message_id=message_id
+    )
     return envelope(request, 200, "Liked" if state.like_by_creator else "Like removed", state)
 
 
@@ -222,9 +228,15 @@ async def toggle_like(
     tags=["messages"],
 )
 async def delete_reply(
-    request: AnyRequest, owned: LinkAccess, message_id: RowId, reply_id: RowId, db: DB
+    request: AnyRequest, claimed: ClaimedLink, message_id: RowId, reply_id: RowId, db: DB
 ) -> Envelope[OK, None]:
-    await service.delete_reply(db, link_id=owned.link_id, message_id=message_id, reply_id=reply_id)
+    await service.delete_reply(
+        db,
+        link_id=claimed.link_id,
+        owner_id=claimed.owner_id,
+        message_id=message_id,
+        reply_id=reply_id,
+    )
     return envelope(request, 200, "Reply deleted", None)
 
 

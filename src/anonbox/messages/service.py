@@ -1,7 +1,9 @@
 """What can be done with messages, and the rules for doing it.
 
-Link ownership is settled before these run (``links.dependencies.owned_link``);
-here every statement also names the link, so a message of another link is not found.
+Link ownership is settled before these run (``links.dependencies.owned_link``), or, for
+the creator's reply, like and reply deletion, checked in their own statement, which then
+asks why it found nothing (``links.availability.require_owner``); every statement also
+names the link, so a message of another link is not found.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from anonbox.core.errors import Conflict, NotFound, ServiceUnavailable
 from anonbox.core.groupcommit import GroupCommit
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import IPNetwork
-from anonbox.links.availability import LinkGone, missing_link
+from anonbox.links.availability import LinkGone, missing_link, require_owner
 from anonbox.messages import filtered_repository, repository
 from anonbox.messages.content import normalised_content
 from anonbox.messages.inbox import item_of
@@ -207,25 +209,23 @@ async def _first_answer(
     return _replayed(original, request_hash, text)
 
 
-async def reply(db: Database, *, link_id: str, message_id: str, content: str) -> ReplyOut:
+async def reply(
+    db: Database, *, link_id: str, owner_id: str, message_id: str, content: str
+) -> ReplyOut:
     text = normalised_content(content)
     now = now_us()
     reply_id = new_ulid(now)
-    async with db.transaction() as tx:
-        if not await repository.count_reply(tx, link_id=link_id, message_id=message_id, delta=1):
-            raise NotFound(_NO_MESSAGE)
-        await repository.insert_reply(
-            tx, reply_id=reply_id, message_id=message_id, content=text, created_at=now
-        )
-        await events.record(
-            tx,
-            db.dialect,
-            kind=events.REPLY_CREATED,
-            link_id=link_id,
-            message_id=message_id,
-            reply_id=reply_id,
-            created_at=now,
-        )
+    if not await repository.add_reply(
+        db,
+        link_id=link_id,
+        owner_id=owner_id,
+        message_id=message_id,
+        reply_id=reply_id,
+        content=text,
+        created_at=now,
+    ):
+        await require_owner(db, link_id, owner_id)
+        raise NotFound(_NO_MESSAGE)
     return ReplyOut(
         message_id=message_id,
         reply_message_id=reply_id,
@@ -259,20 +259,22 @@ def _like_writer(db: Database) -> LikeWriter:
     return writer
 
 
-async def toggle_like(db: Database, *, link_id: str, message_id: str) -> LikeState:
-    liked = await _like_writer(db).submit(repository.Toggle(message_id, link_id))
+async def toggle_like(db: Database, *, link_id: str, owner_id: str, message_id: str) -> LikeState:
+    liked = await _like_writer(db).submit(repository.Toggle(message_id, link_id, owner_id))
     if liked is None:
+        await require_owner(db, link_id, owner_id)
         raise NotFound(_NO_MESSAGE)
     return LikeState(message_id=message_id, like_by_creator=liked)
 
 
-async def delete_reply(db: Database, *, link_id: str, message_id: str, reply_id: str) -> None:
-    async with db.transaction() as tx:
-        if not await repository.delete_reply(
-            tx, link_id=link_id, message_id=message_id, reply_id=reply_id
-        ):
-            raise NotFound("No reply with this id under this message")
-        await repository.count_reply(tx, link_id=link_id, message_id=message_id, delta=-1)
+async def delete_reply(
+    db: Database, *, link_id: str, owner_id: str, message_id: str, reply_id: str
+) -> None:
+    if not await repository.remove_reply(
+        db, link_id=link_id, owner_id=owner_id, message_id=message_id, reply_id=reply_id
+    ):
+        await require_owner(db, link_id, owner_id)
+        raise NotFound("No reply with this id under this message")
 
 
 async def delete_message(db: Database, *, link_id: str, message_id: str) -> None:

@@ -163,7 +163,13 @@ async def reply(
     settings: AppSettings,
 ) -> Redirect:
     content = text_field(form, "message_content")
-    await messages.reply(db, link_id=link.link_id, message_id=message_id, content=content)
+    await messages.reply(
+        db,
+        link_id=link.link_id,
+        owner_id=browser.principal.user_id,
+        message_id=message_id,
+        content=content,
+    )
     return _back(browser, settings, form, link.link_id)
 
 
@@ -176,7 +182,9 @@ async def like(
     db: DB,
     settings: AppSettings,
 ) -> Redirect:
-    await messages.toggle_like(db, link_id=link.link_id, message_id=message_id)
+    await messages.toggle_like(
+        db, link_id=link.link_id, owner_id=browser.principal.user_id, message_id=message_id
+    )
     return _back(browser, settings, form, link.link_id)
 
 
@@ -203,7 +211,13 @@ async def delete_reply(
     db: DB,
     settings: AppSettings,
 ) -> Redirect:
-    await messages.delete_reply(db, link_id=link.link_id, message_id=message_id, reply_id=reply_id)
+    await messages.delete_reply(
+        db,
+        link_id=link.link_id,
+        owner_id=browser.principal.user_id,
+        message_id=message_id,
+        reply_id=reply_id,
+    )
     return _back(browser, settings, form, link.link_id)
 
 
