@@ -134,7 +134,8 @@ class ListenerFeed:
                 first = False
                 await self._confirm_until(conn, lost)
                 logger.warning("live updates: the listening connection was lost; reconnecting")
-            except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
+            # InterfaceError: an echo sent on a connection that just closed.
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
                 logger.warning("live updates: listening failed (%s)", type(exc).__name__)
             finally:
                 with contextlib.suppress(Exception):
