@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import asyncpg
 import httpx
 import pytest
 
@@ -168,3 +169,54 @@ def test_a_deletion_request_ends_every_credential_everywhere_within_a_second(pai
     for credential in (account.api_key, account.access_token):
         took = refused_within(pair.second, credential, WITHIN_SECONDS)
         assert took is not None, f"the second instance still took it after {WITHIN_SECONDS}s"
+
+
+def terminate_listeners(database_url: str) -> int:
+    """End every instance's LISTEN connection (the one that sends itself echoes)."""
+
+    async def run() -> int:
+        conn = await asyncpg.connect(database_url)
+        try:
+            rows = await conn.fetch(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                " AND query = 'SELECT pg_notify($1, $2)'"
+            )
+        finally:
+            await conn.close()
+        return len(rows)
+
+    return asyncio.run(run())
+
+
+def new_key(server: Server, account: Account) -> dict[str, str]:
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        made = client.post(
+            "/auth/api-keys", json={"name": "bot"}, headers=bearer(account.access_token)
+        )
+    assert made.status_code == 201, made.text
+    return {"id": made.json()["data"]["id"], "api_key": made.json()["data"]["api_key"]}
+
+
+def revoke(server: Server, account: Account, key_id: str) -> None:
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        revoked = client.delete(f"/auth/api-keys/{key_id}", headers=bearer(account.access_token))
+    assert revoked.status_code == 200, revoked.text
+
+
+def test_a_listener_cut_off_misses_no_revocation_and_comes_back(pair: Pair) -> None:
+    if not pair.first.database_url.startswith("postgresql"):
+        pytest.skip("only PostgreSQL instances listen")
+    account = new_account(pair.first.database_url)
+    key = new_key(pair.first, account)
+    warm(pair.second, key["api_key"])
+
+    assert terminate_listeners(pair.first.database_url) >= 2  # both instances'
+    revoke(pair.first, account, key["id"])  # announced while nobody listens
+
+    assert refused_within(pair.second, key["api_key"], WITHIN_SECONDS) is not None
+    # Listening again, the second instance remembers credentials again, and hears.
+    later = new_key(pair.first, account)
+    warm(pair.second, later["api_key"])
+    revoke(pair.first, account, later["id"])
+    assert refused_within(pair.second, later["api_key"], WITHIN_SECONDS) is not None
