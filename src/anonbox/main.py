@@ -38,8 +38,10 @@ from anonbox.core.health import healthz, readyz
 from anonbox.core.heap import freeze_startup_objects
 from anonbox.core.mail import mailer_from_settings
 from anonbox.core.metrics import Metrics, MetricsSettings, metrics_endpoint
+from anonbox.core.openapi import ClosedStructs, document_retry_after
 from anonbox.core.ratelimit import rate_limiter_from_settings
 from anonbox.core.requests import JSONRequest, require_json_body
+from anonbox.core.routing import with_options
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
 from anonbox.links.dependencies import claimed_link, owned_link, viewed_link
@@ -94,7 +96,7 @@ def periodic_chores(settings: Settings) -> list[Chore]:
 
 @get("/openapi.json", include_in_schema=False, media_type="application/json")
 async def openapi_document(request: Request[Any, Any, Any]) -> dict[str, Any]:
-    return request.app.openapi_schema.to_schema()
+    return document_retry_after(request.app.openapi_schema).to_schema()
 
 
 def create_app(
@@ -166,23 +168,25 @@ def create_app(
             proven_credentials.rely_on(None)
 
     app = Litestar(
-        route_handlers=[
-            *MESSAGE_ROUTES,
-            *RECEIPT_ROUTES,
-            *AUTH_ROUTES,
-            *LINK_ROUTES,
-            *SAFETY_ROUTES,
-            *MODERATION_ROUTES,
-            *NOTIFICATION_ROUTES,
-            *PUSH_ROUTES,
-            *EMAIL_NOTICE_ROUTES,
-            *ACCOUNT_ROUTES,
-            healthz,
-            readyz,
-            openapi_document,
-            *([metrics_endpoint] if metrics is not None else []),
-            *WEB_ROUTES,
-        ],
+        route_handlers=with_options(
+            [
+                *MESSAGE_ROUTES,
+                *RECEIPT_ROUTES,
+                *AUTH_ROUTES,
+                *LINK_ROUTES,
+                *SAFETY_ROUTES,
+                *MODERATION_ROUTES,
+                *NOTIFICATION_ROUTES,
+                *PUSH_ROUTES,
+                *EMAIL_NOTICE_ROUTES,
+                *ACCOUNT_ROUTES,
+                healthz,
+                readyz,
+                openapi_document,
+                *([metrics_endpoint] if metrics is not None else []),
+                *WEB_ROUTES,
+            ]
+        ),
         template_config=TEMPLATES,
         state=State(
             {
@@ -209,6 +213,7 @@ def create_app(
         lifespan=[resources],
         before_request=require_json_body,
         request_class=JSONRequest,
+        plugins=[ClosedStructs()],
         exception_handlers=EXCEPTION_HANDLERS,
         logging_config=None,  # logging is set up once for the process: core/logs.py
         request_max_body_size=settings.max_body_bytes,

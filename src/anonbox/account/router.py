@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from litestar import Router, delete, get, post
+from litestar import delete, get, post
 from litestar.di import Provide
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.response import Stream
@@ -23,6 +23,7 @@ from anonbox.core.envelope import (
     error_responses,
     streamed_envelope,
 )
+from anonbox.core.routing import OptionsRouter
 
 _TAGS = ["account"]
 
@@ -75,8 +76,8 @@ async def deletion_state(
     "/account/deletion",
     status_code=201,
     summary="Delete your account: disabled now, erased for good after a grace period",
-    description="At once your links answer 410 to everyone, and every API key and session "
-    "(this one too) is revoked. Sign in again before `erase_at` and cancel with "
+    description="At once your links answer 404 link_gone to everyone, and every API key and "
+    "session (this one too) is revoked. Sign in again before `erase_at` and cancel with "
     "DELETE /account/deletion to get everything back but the keys; after it, every row the "
     "account owns is erased and its link ids are never given out again. Needs a sign-in "
     "access token (403 for an API key). Asked again, the first date stands.",
@@ -110,7 +111,7 @@ async def cancel_deletion(
 
 
 ROUTES = [
-    Router(
+    OptionsRouter(
         path="/",
         route_handlers=[export_account, deletion_state, request_deletion, cancel_deletion],
         dependencies={

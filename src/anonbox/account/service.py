@@ -1,10 +1,10 @@
 """Deleting an account: at once disabled, erased for good after a grace period.
 
-Asking disables the account in one transaction: its links answer 410 to everyone (see
-``links.availability``), every API key and session is revoked, and live streams of those
-sessions end. Its creator may still sign in, and then sees only the deletion and a way to
-cancel it (``auth.dependencies.in_service``); cancelling brings everything back but the
-revoked keys.
+Asking disables the account in one transaction: its links are gone (404 ``link_gone``) to
+everyone (see ``links.availability``), every API key and session is revoked, and live
+streams of those sessions end. Its creator may still sign in, and then sees only the
+deletion and a way to cancel it (``auth.dependencies.in_service``); cancelling brings
+everything back but the revoked keys.
 
 After ``ANONBOX_ACCOUNT_ERASE_DAYS`` the erasure chore (``erase_due``, a chore of every
 instance: ``core.chores``) of any instance claims the account (a conditional UPDATE:

@@ -17,7 +17,13 @@ from litestar.openapi.spec import SecurityRequirement
 from anonbox.auth.oidc import OIDCClient
 from anonbox.auth.service import Principal, authenticate
 from anonbox.core.dependencies import DB
-from anonbox.core.errors import Forbidden, ServiceUnavailable, Unauthorized
+from anonbox.core.errors import Forbidden, NotFound, Unauthorized
+
+# Not offered here, rather than unavailable for now: a 503 would ask clients to come back
+# in a few seconds, for a setting that only an operator changes.
+GOOGLE_NOT_CONFIGURED = (
+    "Sign-in with Google is not offered on this server (ANONBOX_GOOGLE_CLIENT_ID is not set)"
+)
 
 # OpenAPI security requirements: creator routes need a credential; public reads accept one.
 SECURITY: list[SecurityRequirement] = [{"ApiKey": []}, {"Bearer": []}]
@@ -25,13 +31,18 @@ OPTIONAL_SECURITY: list[SecurityRequirement] = [{}, *SECURITY]
 
 
 def presented_credential(request: Request[Any, Any, Any]) -> str | None:
-    """The credential from ``X-API-Key``, or else from ``Authorization: Bearer``."""
+    """The credential from ``X-API-Key``, or else from ``Authorization: Bearer``.
+
+    An ``Authorization`` header that is not ``Bearer <credential>`` is refused (401), even
+    beside an ``X-API-Key``: a client that believes it sent a credential is told it did not,
+    rather than served as someone else or as nobody."""
+    authorization = request.headers.get("authorization")
+    scheme, _, token = (authorization or "").partition(" ")
+    if authorization is not None and (scheme.lower() != "bearer" or not token.strip()):
+        raise Unauthorized("The Authorization header must be 'Bearer <credential>'")
     if key := request.headers.get("x-api-key"):
         return key.strip()
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return token.strip()
-    return None
+    return token.strip() or None
 
 
 class DeletionPending(Forbidden):
@@ -75,7 +86,5 @@ async def admin_creator(creator: Principal) -> Principal:
 def provide_oidc(state: State) -> OIDCClient:
     oidc: OIDCClient | None = state.oidc
     if oidc is None:
-        raise ServiceUnavailable(
-            "Sign-in with Google is not configured on this server (ANONBOX_GOOGLE_CLIENT_ID)"
-        )
+        raise NotFound(GOOGLE_NOT_CONFIGURED)
     return oidc

@@ -76,7 +76,7 @@ def signin_cookie(settings: Settings, binding: str) -> Cookie:
     summary="Start signing in with Google",
     description="Returns the provider URL to send the user to, and binds the sign-in to "
     "this user agent with an HttpOnly cookie.",
-    responses=error_responses(429, 502, 503),
+    responses=error_responses(404, 429, 502, 503),
     tags=_TAGS,
 )
 async def google_url(
@@ -103,7 +103,7 @@ async def google_url(
     summary="Finish signing in: exchange the provider's code for an access token",
     description="The refresh token comes in the HttpOnly cookie anonbox_refresh and in "
     "the X-Refresh-Token header.",
-    responses=error_responses(400, 413, 415, 502, 503),
+    responses=error_responses(400, 404, 413, 415, 502, 503),
     tags=_TAGS,
 )
 async def google_callback(

@@ -8,6 +8,7 @@ import msgspec
 from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
+from anonbox.core.text import TEXT_PATTERN
 
 ProviderValue = Annotated[str, msgspec.Meta(min_length=1, max_length=150)]
 
@@ -44,8 +45,15 @@ class Profile(msgspec.Struct):
     created_at: Timestamp
 
 
+MAX_KEY_NAME_CHARACTERS = 100
+
+
 class ApiKeyIn(msgspec.Struct):
-    name: Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
+    # Documented here, checked in the service (``create_api_key``) with its own codes.
+    name: Annotated[
+        str,
+        KwargDefinition(min_length=1, max_length=MAX_KEY_NAME_CHARACTERS, pattern=TEXT_PATTERN),
+    ]
 
 
 class NewApiKey(msgspec.Struct):

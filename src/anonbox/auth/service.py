@@ -15,7 +15,7 @@ from anonbox.auth.credentials import (
     hashes_match,
     new_api_key,
 )
-from anonbox.auth.schemas import ApiKeyInfo, NewApiKey, Profile
+from anonbox.auth.schemas import MAX_KEY_NAME_CHARACTERS, ApiKeyInfo, NewApiKey, Profile
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Connection, Database
 from anonbox.core.errors import (
@@ -227,10 +227,15 @@ async def _insert_api_key(conn: Connection, *, user_id: str, name: str, now: int
 
 
 async def create_api_key(db: Database, *, user_id: str, name: str) -> NewApiKey:
-    name = name.strip()
+    if not name or len(name) > MAX_KEY_NAME_CHARACTERS:
+        raise ValidationFailed(
+            f"name must be 1 to {MAX_KEY_NAME_CHARACTERS} characters",
+            [FieldProblem("name", "too_long" if name else "too_short")],
+        )
+    sent, name = name, name.strip()
     if not name:
         raise ValidationFailed("name must not be blank", [FieldProblem("name", "blank")])
-    if contains_control_characters(name):
+    if contains_control_characters(sent):  # strip() takes some controls for whitespace
         raise ValidationFailed(
             "name must not contain control characters",
             [FieldProblem("name", "control_character")],

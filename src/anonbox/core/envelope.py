@@ -226,16 +226,17 @@ _DESCRIPTIONS = {
     400: "Invalid request: malformed JSON, wrong types, out-of-bound lengths or bad parameters",
     401: "Credential missing, unknown, expired or revoked",
     403: "Valid credential, but not the creator of this link",
-    404: "Unknown link, message or reply",
+    404: "Not found: an unknown link, message, reply or other id, or a feature this server "
+    "does not offer. A link that was deleted, or whose account is, answers the code "
+    "link_gone",
     405: "Method not allowed on this path",
     409: "Conflict with the current state",
-    410: "The link is no longer available: its account was deleted",
     413: "Request body larger than the configured limit",
     415: "Body is not application/json",
     429: "Too many requests; see Retry-After. While a link is under a flood a post is "
     "refused with the code proof_of_work_required and a challenge to solve instead",
     502: "An upstream identity provider failed or could not be reached",
-    503: "The database is unavailable, or sign-in with Google is not configured; see Retry-After",
+    503: "The database, or another service this needs, is unavailable; see Retry-After",
 }
 
 

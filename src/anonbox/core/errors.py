@@ -6,7 +6,8 @@
      ├── Unauthorized          401 unauthorized
      ├── Forbidden             403 forbidden
      ├── NotFound              404 not_found
-     │    └── Gone             410 gone                (it was there, and is no longer)
+     │    └── Gone             404 gone                (it was there, and is no longer;
+     │                                                  a page says 410)
      ├── Conflict              409 conflict
      ├── PayloadTooLarge       413 payload_too_large
      ├── UnsupportedMediaType  415 unsupported_media_type
@@ -68,9 +69,12 @@ class NotFound(AnonboxError):
 
 
 class Gone(NotFound):
-    """A more precise not-found: whatever handles a missing thing handles this too."""
+    """A more precise not-found: whatever handles a missing thing handles this too.
 
-    status_code = 410
+    The API answers it 404, its code saying that it is over: the status a client (and the
+    contract's checks) takes for "no such id", the code for who cares to tell the two apart.
+    A page answers 410 (``web.routing``), which a browser's reader never sees anyway."""
+
     code = "gone"
 
 

@@ -14,6 +14,7 @@ from litestar.types import ExceptionHandlersMap
 from anonbox.core.envelope import UNMATCHED, Challenge, error_envelope
 from anonbox.core.envelope import request_id as envelope_request_id
 from anonbox.core.errors import AnonboxError, FieldProblem
+from anonbox.core.routing import taken_elsewhere
 
 logger = logging.getLogger("anonbox.errors")
 
@@ -102,6 +103,8 @@ def handle_http_exception(request: Request[Any, Any, Any], exc: HTTPException) -
     status = exc.status_code
     if status >= 500:
         return handle_unexpected(request, exc)
+    if status == 405 and taken_elsewhere(request.app, request.method, request.url.path):
+        status = 404  # e.g. GET /message/{link_id}/unanswered: a message id, and none such
     if status == 404:
         message = (
             f"Nothing here: {request.method} {request.url.path} is not a route of this service"
@@ -112,9 +115,8 @@ def handle_http_exception(request: Request[Any, Any, Any], exc: HTTPException) -
         message = "The request body is larger than this service accepts"
     else:
         message = exc.detail
-    headers = {
-        k: v for k, v in (exc.headers or {}).items() if k.lower() in {"allow", "retry-after"}
-    }
+    kept = {"allow", "retry-after"} if status == 405 else {"retry-after"}
+    headers = {k: v for k, v in (exc.headers or {}).items() if k.lower() in kept}
     return _respond(request, status, _CODES.get(status, "error"), message, None, headers or None)
 
 

@@ -1,11 +1,13 @@
-"""What a request body must be: JSON, declared as JSON, present, and decodable."""
+"""What a request body must be: JSON, declared as JSON, present, decodable, and typed
+exactly as the document says."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from litestar import Request
-from litestar.exceptions import SerializationException
+from litestar.exceptions import SerializationException, ValidationException
 
 from anonbox.core.errors import FieldProblem, UnsupportedMediaType, ValidationFailed
 
@@ -22,7 +24,8 @@ class JSONRequest(Request[Any, Any, Any]):
 
 
 async def require_json_body(request: Request[Any, Any, Any]) -> None:
-    """Before a handler that takes a body: 400 if a required one is empty, 415 unless JSON.
+    """Before a handler that takes a body: 400 if a required one is empty, 415 unless JSON,
+    400 unless every value has its declared JSON type.
 
     Page routes (``opt["html"]``, see ``anonbox.web``) take HTML forms and check their own."""
     if request.route_handler.opt.get("html"):
@@ -30,7 +33,8 @@ async def require_json_body(request: Request[Any, Any, Any]) -> None:
     data = request.route_handler.parsed_fn_signature.parameters.get("data")
     if data is None:
         return
-    if not await request.body():
+    body = await request.body()
+    if not body:
         if data.has_default:  # an optional body may be left out altogether
             return
         raise ValidationFailed(
@@ -39,3 +43,37 @@ async def require_json_body(request: Request[Any, Any, Any]) -> None:
     media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
     if media_type != "application/json" and not media_type.endswith("+json"):
         raise UnsupportedMediaType("Send the body as JSON, with Content-Type: application/json")
+    strictly_typed(body, data.annotation)
+
+
+def strictly_typed(body: bytes, annotation: Any) -> None:
+    """Refuse a body whose values only convert to their declared types: ``"paused": 1`` or
+    ``"true"`` is not a boolean, ``"3"`` is not an integer.
+
+    Litestar validates the body together with the query and path parameters, in msgspec's
+    lax mode that strings from a URL need; a JSON body has real types and gets strict mode.
+    The error is the one Litestar would raise for a wrong type, so it reads the same."""
+    try:
+        value = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return  # not JSON at all: the handler's own decoding answers that
+    try:
+        msgspec.convert(_whole_numbers(value), type=annotation, strict=True)
+    except msgspec.ValidationError as exc:
+        detail, _, where = str(exc).partition(" - at `$")
+        key = where.rstrip("`").removeprefix(".") or "data"
+        raise ValidationException(
+            detail="Validation failed", extra=[{"message": detail, "key": key, "source": "body"}]
+        ) from exc
+
+
+def _whole_numbers(value: Any) -> Any:
+    """``value`` with every float that is a whole number as an int: to JSON, and to JSON
+    Schema's ``integer``, ``166.0`` is ``166`` (strict msgspec would call it a float)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_whole_numbers(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _whole_numbers(item) for key, item in value.items()}
+    return value

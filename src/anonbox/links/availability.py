@@ -1,5 +1,6 @@
 """Whether a link can still be used: the link of an account being deleted, or erased, is
-gone (410) for everyone, the same answer for a post, a read and its page."""
+gone (404 ``link_gone``; a 410 page) for everyone, the same answer for a post, a read and
+its page."""
 
 from __future__ import annotations
 

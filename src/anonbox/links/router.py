@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from litestar import delete, get, patch, post
+from litestar.params import Body
 
 from anonbox.auth.dependencies import SECURITY
 from anonbox.auth.service import Principal
@@ -19,10 +22,17 @@ from anonbox.core.envelope import (
 from anonbox.core.paths import LinkId
 from anonbox.links import service
 from anonbox.links.dependencies import LinkAccess
-from anonbox.links.schemas import LinkIn, LinkList, LinkOut, LinkPatch, PublicLink
+from anonbox.links.schemas import (
+    LINK_PATCH_RULES,
+    LinkIn,
+    LinkList,
+    LinkOut,
+    LinkPatch,
+    PublicLink,
+)
 
 _TAGS = ["links"]
-_CREATOR_ERRORS = (400, 401, 403, 404, 410, 503)
+_CREATOR_ERRORS = (400, 401, 403, 404, 503)
 
 
 @post(
@@ -72,7 +82,7 @@ async def get_link(
     "/links/{link_id:str}/public",
     summary="What anyone sees of a link: its prompt, whether it is paused, and who owns it",
     description="The creator's display name and picture only; never an e-mail or account id.",
-    responses=error_responses(400, 404, 410, 503),
+    responses=error_responses(400, 404, 503),
     tags=_TAGS,
 )
 async def get_public_link(request: AnyRequest, link_id: LinkId, db: DB) -> Envelope[OK, PublicLink]:
@@ -94,7 +104,11 @@ async def get_public_link(request: AnyRequest, link_id: LinkId, db: DB) -> Envel
     tags=_TAGS,
 )
 async def update_link(
-    request: AnyRequest, owned: LinkAccess, data: LinkPatch, db: DB, creator: Principal
+    request: AnyRequest,
+    owned: LinkAccess,
+    data: Annotated[LinkPatch, Body(schema_extra=LINK_PATCH_RULES)],
+    db: DB,
+    creator: Principal,
 ) -> Envelope[OK, LinkOut]:
     updated = await service.update_link(
         db,

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import msgspec
+from litestar.openapi.spec import Schema
 from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
+from anonbox.core.text import TEXT_PATTERN
 from anonbox.links.repository import DEFAULT_PROMPT
 
 MAX_PROMPT_CHARACTERS = 300
@@ -20,6 +22,7 @@ MutedMode = Literal["filter", "drop"]
 _PROMPT_DOC = KwargDefinition(
     min_length=1,
     max_length=MAX_PROMPT_CHARACTERS,
+    pattern=TEXT_PATTERN,
     description="What the public page asks senders: 1 to 300 characters once surrounding "
     "whitespace is trimmed",
 )
@@ -29,8 +32,9 @@ class LinkIn(msgspec.Struct):
     prompt: Annotated[str, _PROMPT_DOC] = DEFAULT_PROMPT
 
 
-class LinkPatch(msgspec.Struct):
-    """Send at least one field; an absent field keeps its value."""
+class LinkPatch(msgspec.Struct, forbid_unknown_fields=True):
+    """Send at least one field; an absent field keeps its value. A misspelt field is
+    refused rather than ignored: a settings change that silently does nothing is a trap."""
 
     prompt: Annotated[str | msgspec.UnsetType, _PROMPT_DOC] = msgspec.UNSET
     paused: Annotated[
@@ -64,6 +68,14 @@ class LinkPatch(msgspec.Struct):
             "filtered folder ('filter' for a new link), 'drop' drops it silently"
         ),
     ] = msgspec.UNSET
+
+
+# The rules of a patch across its fields, as the document states them; the service checks
+# them (``service.update_link``).
+LINK_PATCH_RULES: dict[str, object] = {
+    "min_properties": 1,
+    "not": Schema(required=["paused", "pause_for_hours"]),
+}
 
 
 class LinkOut(msgspec.Struct):

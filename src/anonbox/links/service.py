@@ -150,7 +150,7 @@ async def update_link(
 
 async def delete_link(db: Database, *, link_id: str, user_id: str) -> None:
     """Delete the link with every message and reply under it; its id is never reused, and
-    from now on answers 410 ``link_gone`` to senders and creator alike."""
+    from now on answers 404 ``link_gone`` (a 410 page) to senders and creator alike."""
     async with db.transaction() as tx:
         if not await repository.delete_link(tx, link_id=link_id, user_id=user_id, now=now_us()):
             raise NotFound(NO_LINK)

@@ -24,6 +24,7 @@ from anonbox.core.envelope import (
 )
 from anonbox.core.paths import Cursor, Limit, LinkId, RowId
 from anonbox.core.settings import Settings
+from anonbox.core.text import TEXT_PATTERN
 from anonbox.links.dependencies import ClaimedLink, LinkAccess
 from anonbox.messages import filtered, search, service
 from anonbox.messages.inbox import InboxFilter
@@ -40,7 +41,7 @@ from anonbox.receipts import service as receipts
 from anonbox.receipts.dependencies import site_of
 from anonbox.safety.blocks import BlockOut, block, sender_of
 
-_CREATOR_ERRORS = error_responses(400, 401, 403, 404, 410, 503)
+_CREATOR_ERRORS = error_responses(400, 401, 403, 404, 503)
 
 
 IdempotencyKey = Annotated[
@@ -101,7 +102,7 @@ def provide_posting(state: State) -> service.Posting:
     status_code=201,
     dependencies={"posting": Provide(provide_posting, sync_to_thread=False)},
     summary="Send an anonymous message to a link",
-    responses=error_responses(400, 404, 409, 410, *BODY_ERRORS, 429, 503),
+    responses=error_responses(400, 404, 409, *BODY_ERRORS, 429, 503),
     tags=["messages"],
 )
 async def create_message(
@@ -141,7 +142,7 @@ async def create_message(
     summary="List a link's messages, newest first",
     description="The creator (with a credential) sees the whole inbox; anyone else only "
     "the messages that have at least one reply.",
-    responses=error_responses(400, 401, 403, 404, 410, 503),
+    responses=error_responses(400, 401, 403, 404, 503),
     security=OPTIONAL_SECURITY,
     tags=["messages"],
 )
@@ -180,7 +181,7 @@ async def reply_to_message(
     summary="List the replies to a message, newest first",
     description="Anyone may read the replies of an answered message; an unanswered one "
     "is visible to its creator only.",
-    responses=error_responses(400, 401, 403, 404, 410, 503),
+    responses=error_responses(400, 401, 403, 404, 503),
     security=OPTIONAL_SECURITY,
     tags=["messages"],
 )
@@ -323,6 +324,12 @@ SearchQuery = Annotated[
     str,
     Parameter(
         query="q",
+        # Documented, not checked here: the service says which rule a query breaks.
+        schema_extra={
+            "min_length": 1,
+            "max_length": search.MAX_QUERY_CHARACTERS,
+            "pattern": TEXT_PATTERN,
+        },
         description="What to look for: 1 to 100 characters (after NFC and trimming), found "
         "as a substring, case-insensitively, in a message or one of its replies",
     ),

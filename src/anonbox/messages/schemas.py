@@ -8,6 +8,7 @@ import msgspec
 from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
+from anonbox.core.text import TEXT_PATTERN
 from anonbox.messages.content import MAX_CHARACTERS
 from anonbox.receipts.schemas import ReceiptLink
 
@@ -17,6 +18,7 @@ Content = Annotated[
     KwargDefinition(
         min_length=1,
         max_length=MAX_CHARACTERS,
+        pattern=TEXT_PATTERN,
         description="1 to 500 characters (Unicode code points after NFC), not only whitespace",
     ),
 ]

@@ -58,8 +58,8 @@ StatusFilter = Annotated[
     summary="Report a message to the admins (anyone)",
     description="No credential needed. The report keeps the first 200 characters of the "
     "message, so it can still be judged if the message is deleted. A link that was deleted, "
-    "or whose account is being deleted, takes no reports (410).",
-    responses=error_responses(400, 404, 410, *BODY_ERRORS, 429, 503),
+    "or whose account is being deleted, takes no reports (404 link_gone).",
+    responses=error_responses(400, 404, *BODY_ERRORS, 429, 503),
     tags=["safety"],
 )
 async def report_message(

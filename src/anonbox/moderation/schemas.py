@@ -8,6 +8,7 @@ import msgspec
 from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
+from anonbox.core.text import TEXT_PATTERN
 from anonbox.safety.mutes import MAX_WORD_CHARACTERS
 
 MAX_REASON_CHARACTERS = 500
@@ -21,6 +22,7 @@ Reason = Annotated[
     KwargDefinition(
         min_length=1,
         max_length=MAX_REASON_CHARACTERS,
+        pattern=TEXT_PATTERN,
         description="Why this message should be looked at: 1 to 500 characters, "
         "not only whitespace",
     ),
@@ -81,12 +83,13 @@ class ReportQueue(msgspec.Struct):
     next_cursor: str | None
 
 
-# The same bounds as a creator's muted word; "not only whitespace" is the service's.
+# The same bounds as a creator's muted word, documented here and checked in the service.
 Phrase = Annotated[
     str,
-    msgspec.Meta(
+    KwargDefinition(
         min_length=1,
         max_length=MAX_WORD_CHARACTERS,
+        pattern=TEXT_PATTERN,
         description="1 to 100 characters, not only whitespace; matched as whole words, "
         "whatever the case, accents or width, exactly as a creator's muted words",
     ),

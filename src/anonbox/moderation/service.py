@@ -88,7 +88,7 @@ async def report_message(
     reporter's own limit: reports on made-up ids cost nobody anything, and reports never
     count against the link's limit on messages."""
     text = normalised_content(reason, field="reason")
-    # A deleted link, or one whose account is being deleted, takes no reports: 410, as
+    # A deleted link, or one whose account is being deleted, takes no reports: gone, as
     # for a post (its messages are on their way out, and nobody is there to act on them).
     await live_link_owner(db, link_id)
     kind = await repository.reportable(db, link_id=link_id, message_id=message_id)

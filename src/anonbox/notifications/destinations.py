@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 import socket
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
@@ -18,6 +19,28 @@ from urllib.parse import urlsplit, urlunsplit
 
 class Undeliverable(Exception):
     """The destination may not be reached (refused range, or no such host)."""
+
+
+MAX_URL_CHARACTERS = 2000
+# The URLs a webhook or a push may be sent to, as the API document states them (a JSON
+# Schema ``pattern``): a scheme, a host name or IPv4 address, a port, then printable ASCII
+# only (anything else percent-encoded). ``well_formed`` holds a URL to one of them.
+_HOST = r"[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?"
+
+
+def _url_pattern(*schemes: str) -> str:
+    return rf"^({'|'.join(schemes)})://{_HOST}(:[0-9]{{1,5}})?([/?#][\x21-\x7e]*)?$"
+
+
+WEBHOOK_URL = _url_pattern("http", "https")
+PUSH_ENDPOINT = _url_pattern("https")
+LOCAL_PUSH_ENDPOINT = _url_pattern("https", "http")  # ANONBOX_PUSH_ALLOW_LOCAL
+
+
+def well_formed(url: str, pattern: str) -> bool:
+    """Whether ``url`` is as long and shaped as ``pattern`` lets it be, read as a JSON Schema
+    validator reads it (``fullmatch``: Python's ``$`` alone would also take a final newline)."""
+    return len(url) <= MAX_URL_CHARACTERS and re.fullmatch(pattern, url) is not None
 
 
 def printable_url(url: str) -> bool:

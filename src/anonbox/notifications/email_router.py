@@ -73,7 +73,7 @@ async def choose_email_notices(
 @get(
     CONFIRM_PATH,
     summary="Confirm the address e-mail notices go to (the link in the confirmation mail)",
-    responses=error_responses(400, 503),
+    responses=error_responses(400, 404, 503),
     tags=_TAGS,
 )
 async def confirm_email(
@@ -89,7 +89,7 @@ async def confirm_email(
     summary="Turn e-mail notices off, without signing in (RFC 8058 one-click)",
     description="The URL of every notice's List-Unsubscribe header; mail programs POST "
     "`List-Unsubscribe=One-Click` to it.",
-    responses=error_responses(400, 503),
+    responses=error_responses(400, 404, 503),
     tags=_TAGS,
 )
 async def unsubscribe(

@@ -9,7 +9,7 @@ from typing import cast
 from anonbox.auth.service import Principal
 from anonbox.core.clock import now_us
 from anonbox.core.database import Database, Row
-from anonbox.core.errors import FieldProblem, NotFound, ServiceUnavailable, ValidationFailed
+from anonbox.core.errors import NotFound, ServiceUnavailable
 from anonbox.core.i18n import _, use_locale
 from anonbox.core.mail import Mailer, compose
 from anonbox.core.settings import Settings
@@ -26,6 +26,8 @@ from anonbox.notifications.email_schemas import AddressState, EmailNoticesOut, M
 
 RESEND_AFTER_US = 60 * 1_000_000  # choosing again within a minute mails no second link
 _NO_MAIL = "E-mail cannot be sent from this server (ANONBOX_SMTP_URL is not set)"
+# A token that does not verify names no confirmation and no subscription: not found, as an
+# unknown id is (the request itself was well formed).
 _BAD_LINK = "This link is not valid (it may be for an address the account no longer has)"
 
 
@@ -120,17 +122,15 @@ async def confirm(db: Database, settings: Settings, *, token: str) -> EmailNotic
     user_id = token_user(token)
     row = await repository.choice_of(db, user_id)
     if row is None or not confirmation_token_valid(settings.secret_key, token, row["email"]):
-        raise ValidationFailed(_BAD_LINK, [FieldProblem("token", "invalid")])
+        raise NotFound(_BAD_LINK)
     if not await repository.confirm_address(db, user_id=user_id, address=row["email"], at=now_us()):
-        raise ValidationFailed(_BAD_LINK, [FieldProblem("token", "invalid")])
+        raise NotFound(_BAD_LINK)
     return await choice(db, user_id=user_id)
 
 
 async def unsubscribe(db: Database, settings: Settings, *, token: str) -> None:
     """Notices off for the creator the token names (RFC 8058 one-click: no sign-in)."""
     if not unsubscribe_token_valid(settings.secret_key, token):
-        raise ValidationFailed(
-            "This unsubscribe link is not valid", [FieldProblem("token", "invalid")]
-        )
+        raise NotFound("This unsubscribe link is not valid")
     async with db.transaction() as tx:
         await repository.turn_off(tx, user_id=token_user(token), at=now_us())

@@ -33,13 +33,19 @@ from pywebpush import WebPusher  # type: ignore[import-untyped]
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import Connection, Database, Row
-from anonbox.core.errors import ValidationFailed
+from anonbox.core.errors import FieldProblem, ValidationFailed
 from anonbox.core.i18n import N_, _, use_locale
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
 from anonbox.notifications import push_repository as repository
 from anonbox.notifications.courier import DeliveryRows, Outcome, backoff_seconds
-from anonbox.notifications.destinations import Undeliverable, pinned_target
+from anonbox.notifications.destinations import (
+    LOCAL_PUSH_ENDPOINT,
+    PUSH_ENDPOINT,
+    Undeliverable,
+    pinned_target,
+    well_formed,
+)
 from anonbox.notifications.relay import Event
 from anonbox.notifications.repository import message_texts
 
@@ -57,12 +63,11 @@ NO_PREVIEW = N_("Open your inbox to read it")
 
 def check_endpoint(endpoint: str, *, allow_local: bool) -> None:
     """A push service's URL: https (http too, when local endpoints are allowed)."""
-    if not endpoint.isprintable() or any(character.isspace() for character in endpoint):
-        raise ValidationFailed("The subscription's endpoint must be an https:// URL")
-    parts = urlsplit(endpoint)
-    schemes = {"https", "http"} if allow_local else {"https"}
-    if parts.scheme not in schemes or not parts.hostname:
-        raise ValidationFailed("The subscription's endpoint must be an https:// URL")
+    if not well_formed(endpoint, LOCAL_PUSH_ENDPOINT if allow_local else PUSH_ENDPOINT):
+        raise ValidationFailed(
+            "The subscription's endpoint must be an https:// URL",
+            [FieldProblem("endpoint", "invalid")],
+        )
 
 
 def _b64url(raw: bytes) -> str:

@@ -5,22 +5,31 @@ from __future__ import annotations
 from typing import Annotated
 
 import msgspec
+from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
+from anonbox.notifications.destinations import MAX_URL_CHARACTERS, PUSH_ENDPOINT
 
-MAX_ENDPOINT_CHARACTERS = 2000
-Key = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_\-=]+$")]
+# Base64url, padded or not: an uncompressed P-256 point (65 bytes, the first 0x04, so its
+# text starts "B" and a letter A to P), and a 16-byte secret. Nothing else decodes to them.
+P256DH = r"^B[A-P][A-Za-z0-9_-]{85}=*$"
+AUTH_KEY = r"^[A-Za-z0-9_-]{22}=*$"
 
 
 class PushKeys(msgspec.Struct, forbid_unknown_fields=True):
-    p256dh: Key  # the device's P-256 public key, base64url
-    auth: Key  # its 16-byte authentication secret, base64url
+    p256dh: Annotated[str, msgspec.Meta(max_length=200, pattern=P256DH)]  # the public key
+    auth: Annotated[str, msgspec.Meta(max_length=200, pattern=AUTH_KEY)]
 
 
 class PushSubscriptionIn(msgspec.Struct):
     """A browser's ``PushSubscription.toJSON()``, and whether to show first words."""
 
-    endpoint: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ENDPOINT_CHARACTERS)]
+    # Documented here, checked in the service (``push.check_endpoint``), where a test setup
+    # may also allow http.
+    endpoint: Annotated[
+        str,
+        KwargDefinition(min_length=1, max_length=MAX_URL_CHARACTERS, pattern=PUSH_ENDPOINT),
+    ]
     keys: PushKeys
     preview: bool = False
     # The browser sends it; the push service, not anonbox, decides when it ends.

@@ -32,7 +32,8 @@ def _out(row: Row) -> PushSubscriptionOut:
 
 
 def _decoded(value: str) -> bytes:
-    return base64.urlsafe_b64decode(value.rstrip("=") + "=" * (-len(value.rstrip("=")) % 4))
+    unpadded = value.rstrip("=")
+    return base64.b64decode(unpadded + "=" * (-len(unpadded) % 4), altchars=b"-_", validate=True)
 
 
 def _check_keys(p256dh: str, auth: str) -> None:

@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal, get_args
 
 import msgspec
+from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
+from anonbox.notifications.destinations import MAX_URL_CHARACTERS, WEBHOOK_URL
 
 # The events a webhook may receive; ``webhook.test`` is only ever sent on request.
-EVENT_KINDS = ("message.created", "reply.created", "message.deleted", "message.reported")
+EventKind = Literal["message.created", "reply.created", "message.deleted", "message.reported"]
+EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
 TEST_EVENT = "webhook.test"
-MAX_URL_CHARACTERS = 2000
 
 
 class WebhookIn(msgspec.Struct, forbid_unknown_fields=True):
-    url: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_URL_CHARACTERS)]
-    events: list[str] | None = None  # all of EVENT_KINDS when left out
+    # Documented here, checked in the service (``webhooks.check_url``).
+    url: Annotated[
+        str,
+        KwargDefinition(min_length=1, max_length=MAX_URL_CHARACTERS, pattern=WEBHOOK_URL),
+    ]
+    # All of EVENT_KINDS when left out.
+    events: Annotated[list[EventKind], msgspec.Meta(min_length=1)] | None = None
 
 
 class WebhookOut(msgspec.Struct, omit_defaults=True):

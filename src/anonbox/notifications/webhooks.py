@@ -32,16 +32,18 @@ from standardwebhooks import Webhook
 
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Connection, Database, Row
-from anonbox.core.errors import ValidationFailed
+from anonbox.core.errors import FieldProblem, Forbidden, ValidationFailed
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
 from anonbox.notifications import repository
 from anonbox.notifications.courier import DeliveryRows, Outcome, backoff_seconds
 from anonbox.notifications.destinations import (
+    MAX_URL_CHARACTERS,
+    WEBHOOK_URL,
     Undeliverable,
     literal_address,
     pinned_target,
-    printable_url,
+    well_formed,
 )
 from anonbox.notifications.relay import Event
 
@@ -52,21 +54,23 @@ MAX_WAIT_SECONDS = 4 * 3600
 
 
 def check_url(url: str, *, allow_private: bool) -> None:
-    """Refuse what is not an http(s) URL to a host, or names a private address outright."""
-    if not printable_url(url):
-        raise ValidationFailed("The webhook URL may not contain spaces or control characters")
-    parts = urlsplit(url)
-    if parts.scheme not in {"http", "https"} or not parts.hostname:
-        raise ValidationFailed("The webhook URL must be an http:// or https:// URL")
+    """Refuse what is not an http(s) URL to a host (400), or names a private address
+    outright (403: well formed, but not a destination this server may be sent to)."""
+    if not well_formed(url, WEBHOOK_URL):
+        raise ValidationFailed(
+            f"The webhook URL must be an http:// or https:// URL of at most "
+            f"{MAX_URL_CHARACTERS} characters, with no spaces or characters outside ASCII",
+            [FieldProblem("url", "invalid")],
+        )
+    host = urlsplit(url).hostname or ""
     if not allow_private:
-        host = parts.hostname
         literal = literal_address(host)
         if (
             host == "localhost"
             or host.endswith(".localhost")
             or (literal is not None and not literal.is_global)
         ):
-            raise ValidationFailed("The webhook URL may not point to a private or local address")
+            raise Forbidden("The webhook URL may not point to a private or local address")
 
 
 def _payload(event: Event, texts: dict[str, str]) -> dict[str, object]:

@@ -43,7 +43,7 @@ Token = Annotated[
     description="No credential but the token. Shows the sender's own text, the creator's "
     "public replies (oldest first) to it and to its follow-up, and whether one follow-up "
     "may be sent now. A wrong or expired token is a 404.",
-    responses=error_responses(404, 410, 503),
+    responses=error_responses(404, 503),
     tags=_TAGS,
 )
 async def get_receipt(request: AnyRequest, token: Token, db: DB) -> Envelope[OK, ReceiptOut]:
@@ -60,7 +60,7 @@ async def get_receipt(request: AnyRequest, token: Token, db: DB) -> Envelope[OK,
     "under a flood (`X-Altcha`), blocks, muted words, pause. One per receipt "
     "(409 `follow_up_sent`); refused where the creator turned follow-ups off "
     "(409 `follow_ups_off`).",
-    responses=error_responses(400, 404, 409, 410, *BODY_ERRORS, 429, 503),
+    responses=error_responses(400, 404, 409, *BODY_ERRORS, 429, 503),
     tags=_TAGS,
 )
 async def send_follow_up(

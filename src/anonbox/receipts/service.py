@@ -124,7 +124,7 @@ async def post_with_receipt(
 async def _live(db: Database, token: str) -> tuple[Row, Row]:
     """The receipt of this token, and its link as a post sees it (owner, paused). Unknown
     and expired tokens are the same 404, after the same one lookup; the link of an account
-    being deleted is gone (410), as it is for a post."""
+    being deleted is gone (404 ``link_gone``), as it is for a post."""
     hashed = token_hash(token)
     row = await repository.receipt(db, hashed)
     if (

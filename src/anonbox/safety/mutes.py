@@ -175,7 +175,7 @@ def checked_word(text: str, *, field: str) -> tuple[str, str]:
     it is blank, longer than ``MAX_WORD_CHARACTERS``, or holds a control character."""
     shown = " ".join(text.split())
     normalized = folded(shown)
-    if not normalized or len(shown) > MAX_WORD_CHARACTERS:
+    if not normalized or len(text) > MAX_WORD_CHARACTERS:
         raise ValidationFailed(
             f"{field} must be 1 to {MAX_WORD_CHARACTERS} characters, not only whitespace",
             [FieldProblem(field, "blank" if not normalized else "too_long")],
@@ -185,7 +185,7 @@ def checked_word(text: str, *, field: str) -> tuple[str, str]:
             f"{field} is too long once its letters are spelled out",
             [FieldProblem(field, "too_long")],
         )
-    if contains_control_characters(shown):
+    if contains_control_characters(text):  # split() takes some controls for whitespace
         raise ValidationFailed(
             f"{field} must not contain control characters",
             [FieldProblem(field, "control_character")],

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import msgspec
 from litestar import delete, get, post
+from litestar.params import KwargDefinition
 
 from anonbox.auth.dependencies import SECURITY
 from anonbox.auth.service import Principal
@@ -22,13 +23,18 @@ from anonbox.core.envelope import (
     error_responses,
 )
 from anonbox.core.paths import RowId
+from anonbox.core.text import TEXT_PATTERN
 from anonbox.safety import blocks, mutes
 
 _TAGS = ["safety"]
 
 
 class MuteIn(msgspec.Struct):
-    word: Annotated[str, msgspec.Meta(min_length=1, max_length=mutes.MAX_WORD_CHARACTERS)]
+    # Documented here, checked in the service (``mutes.checked_word``) with its own codes.
+    word: Annotated[
+        str,
+        KwargDefinition(min_length=1, max_length=mutes.MAX_WORD_CHARACTERS, pattern=TEXT_PATTERN),
+    ]
 
 
 @get(

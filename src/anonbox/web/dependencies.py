@@ -23,6 +23,7 @@ from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import Unauthorized
 from anonbox.core.i18n import N_, set_locale
 from anonbox.core.paths import LinkId
+from anonbox.core.routing import OptionsRouter
 from anonbox.links.dependencies import LinkAccess, owned_link
 from anonbox.web.locale import browser_language
 from anonbox.web.security import checked_form
@@ -99,7 +100,7 @@ async def signed_in_form(request: AnyRequest, browser: SignedInBrowser) -> FormM
 
 def signed_in_pages(*handlers: ControllerRouterHandler) -> Router:
     """The pages of a signed-in browser, with what they take."""
-    return Router(
+    return OptionsRouter(
         path="/",
         route_handlers=list(handlers),
         dependencies={
@@ -113,7 +114,7 @@ def signed_in_pages(*handlers: ControllerRouterHandler) -> Router:
 
 def account_holder_pages(*handlers: ControllerRouterHandler) -> Router:
     """The pages an account scheduled for erasure may still see (its deletion page)."""
-    return Router(
+    return OptionsRouter(
         path="/",
         route_handlers=list(handlers),
         dependencies={

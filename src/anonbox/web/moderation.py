@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from litestar import Request, Router, get, post
+from litestar import Request, get, post
 from litestar.datastructures import FormMultiDict
 from litestar.di import Provide
 from litestar.params import Dependency
@@ -25,6 +25,7 @@ from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import Conflict, FieldProblem, Forbidden, ValidationFailed
 from anonbox.core.i18n import N_
 from anonbox.core.paths import Cursor, RowId
+from anonbox.core.routing import OptionsRouter
 from anonbox.core.settings import Settings
 from anonbox.moderation import service as moderation
 from anonbox.moderation.schemas import Action
@@ -206,7 +207,7 @@ async def audit_page(
 
 
 ROUTES: list[ControllerRouterHandler] = [
-    Router(
+    OptionsRouter(
         path="/",
         route_handlers=[
             signed_in_pages(

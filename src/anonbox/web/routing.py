@@ -24,8 +24,9 @@ from litestar.template.config import TemplateConfig
 from litestar.types import ControllerRouterHandler
 
 from anonbox.core import i18n
-from anonbox.core.errors import AnonboxError, RateLimited, ServiceUnavailable
+from anonbox.core.errors import AnonboxError, Gone, RateLimited, ServiceUnavailable
 from anonbox.core.i18n import N_, gettext
+from anonbox.core.routing import OptionsRouter
 from anonbox.core.settings import Settings
 from anonbox.web.locale import public_locale, vary_by_language
 from anonbox.web.security import page_headers
@@ -134,7 +135,8 @@ def error_page(status_code: int, message: str) -> Template:
 
 
 def _anonbox_error(request: Request[Any, Any, Any], exc: AnonboxError) -> Response[Any]:
-    page = error_page(exc.status_code, readable(exc.message, exc.status_code, exc.code))
+    status = 410 if isinstance(exc, Gone) else exc.status_code
+    page = error_page(status, readable(exc.message, status, exc.code))
     if isinstance(exc, RateLimited | ServiceUnavailable):
         page.headers["Retry-After"] = str(exc.retry_after)
     carry_renewal_of(request, page)
@@ -178,9 +180,9 @@ PAGE_COMPRESSION = DefineMiddleware(
 
 
 def page_router(*handlers: ControllerRouterHandler) -> Router:
-    return Router(
+    return OptionsRouter(
         path="/",
-        route_handlers=list(handlers),
+        route_handlers=handlers,
         middleware=[PAGE_COMPRESSION],
         opt=HTML,
         include_in_schema=False,
@@ -203,4 +205,5 @@ STATIC = create_static_files_router(
     after_request=page_headers,
     middleware=[PAGE_COMPRESSION],
     cache_control=None,
+    router_class=OptionsRouter,
 )

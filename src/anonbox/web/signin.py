@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from litestar import Request, Response, get, post
+from litestar import MediaType, Request, Response, get, post
 from litestar.datastructures import Cookie, State
 from litestar.di import Provide
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.openapi.spec import OpenAPIType
 from litestar.params import Dependency, Parameter
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
+from anonbox.auth.dependencies import GOOGLE_NOT_CONFIGURED
 from anonbox.auth.email_signin import (
     SignInLinkRefused,
     follow_link,
@@ -28,7 +31,13 @@ from anonbox.auth.signin import finish_signin, start_signin
 from anonbox.core.client import client_address
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
-from anonbox.core.errors import AnonboxError, RateLimited, ServiceUnavailable, ValidationFailed
+from anonbox.core.errors import (
+    AnonboxError,
+    NotFound,
+    RateLimited,
+    ServiceUnavailable,
+    ValidationFailed,
+)
 from anonbox.core.i18n import N_, _, ngettext
 from anonbox.core.mail import ConsoleMailer, Mailer
 from anonbox.core.ratelimit import RateLimiter
@@ -251,12 +260,48 @@ async def signin_email_link(
     return response
 
 
+# As the document states them: what a browser brings back from the provider. Checked here,
+# not by Litestar, so that a bad one gets a page rather than the API's error envelope.
+_PROVIDER_VALUE_DOC: dict[str, Any] = {
+    "required": True,
+    "schema_extra": {
+        "one_of": None,
+        "type": OpenAPIType.STRING,
+        "min_length": 1,
+        "max_length": 150,
+    },
+}
+_PROVIDER_VALUE = Parameter(**_PROVIDER_VALUE_DOC)
+
+
+def _page(description: str) -> ResponseSpec:
+    return ResponseSpec(
+        data_container=str,
+        media_type=MediaType.HTML,
+        description=description,
+        generate_examples=False,
+    )
+
+
 # Beside the API's POST on the same path, so registered on the app itself, not in the
 # page router (two routers may not both answer one path's OPTIONS): see ``web.routes``.
+# In the API document because it shares the path: a client reading it learns that GET is
+# answered (with pages), not refused.
 @get(
     "/auth/google/callback",
     opt=HTML,
-    include_in_schema=False,
+    status_code=303,
+    media_type=MediaType.HTML,
+    summary="Where Google sends the browser back: a page, not an API call",
+    description="Finishes signing in and redirects (303) to /dashboard with the session's "
+    "cookies; any problem is an HTML page saying what went wrong.",
+    tags=["auth"],
+    responses={
+        400: _page("Cancelled, incomplete, unknown, expired or refused sign-in"),
+        404: _page("Sign-in with Google is not offered on this server"),
+        502: _page("The sign-in provider failed or could not be reached"),
+        503: _page("The database is unavailable; see Retry-After"),
+    },
     before_request=public_locale,
     after_request=page_headers,
 )
@@ -264,9 +309,10 @@ async def google_callback_page(
     request: AnyRequest,
     db: DB,
     settings: AppSettings,
-    code: str | None = None,
-    returned_state: Annotated[str | None, Parameter(query="state")] = None,
-    error: str | None = None,
+    code: Annotated[str | None, _PROVIDER_VALUE] = None,
+    returned_state: Annotated[str | None, Parameter(query="state", **_PROVIDER_VALUE_DOC)] = None,
+    # What the provider sends instead of a code when it did not sign the user in.
+    error: Annotated[str | None, Parameter(include_in_schema=False)] = None,
 ) -> Response[Any]:
     """Where the provider sends a browser back: finish signing in, then ``/dashboard``."""
     try:
@@ -282,7 +328,7 @@ async def google_callback_page(
             )
         oidc: OIDCClient | None = request.app.state.oidc
         if oidc is None:
-            raise ServiceUnavailable("Sign-in with Google is not configured on this server")
+            raise NotFound(GOOGLE_NOT_CONFIGURED)
         tokens = await finish_signin(
             db,
             oidc,
@@ -292,7 +338,10 @@ async def google_callback_page(
             binding=request.cookies.get(SIGNIN_COOKIE),
         )
     except AnonboxError as exc:
-        return error_page(exc.status_code, readable(exc.message, exc.status_code, exc.code))
+        page = error_page(exc.status_code, readable(exc.message, exc.status_code, exc.code))
+        if (retry_after := getattr(exc, "retry_after", None)) is not None:
+            page.headers["Retry-After"] = str(retry_after)
+        return page
     response = _to_dashboard()
     set_session_cookies(response, tokens, settings)
     response.delete_cookie(SIGNIN_COOKIE, path=AUTH_COOKIE_PATH)
