@@ -164,6 +164,12 @@ HOSTILE: list[Any] = [
     ),
     pytest.param(
         lambda api, c: api.post(
+            f"/message/{c.link_id}", content=b"[" * 900 + b"]" * 900, headers=JSON
+        ),
+        id="nested-json-msgspec-decodes",
+    ),
+    pytest.param(
+        lambda api, c: api.post(
             f"/message/{c.link_id}", content=b'{"message_content": "\\ud800"}', headers=JSON
         ),
         id="lone-surrogate",

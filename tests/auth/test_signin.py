@@ -438,15 +438,19 @@ def test_unreachable_provider_is_a_502_when_starting(
 # --- configuration ---------------------------------------------------------------------
 
 
-def test_without_a_client_id_signin_answers_503_and_messages_still_work(
+def test_without_a_client_id_signin_is_not_offered_and_messages_still_work(
     unconfigured_server: Server,
 ) -> None:
     with http_client(unconfigured_server.url) as api:
         started = api.get("/auth/google/url")
         finished = api.post("/auth/google/callback", json={"code": "a-code", "state": "a-state"})
-        assert_error(started, 503)
-        assert_error(finished, 503)
-        assert started.headers.get("retry-after")
+        returned = api.get("/auth/google/callback", params={"code": "a", "state": "b"})
+        # Not "come back in a few seconds" (503 and Retry-After): only an operator changes it.
+        assert_error(started, 404)
+        assert_error(finished, 404)
+        assert "retry-after" not in started.headers
+        assert returned.status_code == 404
+        assert returned.headers["content-type"].startswith("text/html")
 
         creator, _ = make_local_creator(unconfigured_server)
         message_id = post_message(api, creator.link_id)

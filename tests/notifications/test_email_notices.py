@@ -175,11 +175,12 @@ def test_an_unsubscribe_token_that_is_not_ours_is_refused(
 ) -> None:
     creator = make_creator_in(noticed.database_url)
     address = subscribe(api, mailbox.mailbox, creator, "immediately")
+    # Well formed, but it names no subscription: not found, as an unknown id.
     forged = api.post(f"/notifications/unsubscribe?token={creator.user_id}.AAAA")
-    assert_error(forged, 400, "validation_failed")
+    assert_error(forged, 404, "not_found")
     for method in ("GET", "POST"):  # the page a mail links to
         page = api.request(method, f"/email/unsubscribe?token={creator.user_id}.AAAA")
-        assert page.status_code == 400, page.text
+        assert page.status_code == 404, page.text
         assert page.headers["content-type"].startswith("text/html")
     assert api.get("/notifications/email", headers=creator.headers).json()["data"]["active"]
     send(api, creator, "still on")
@@ -285,7 +286,7 @@ def test_nothing_is_mailed_before_the_address_is_confirmed(
     time.sleep(1.5)
     assert notices_to(mailbox.mailbox, str(state["address"])) == []
     bad = api.get("/notifications/email/confirm?token=" + creator.user_id + ".forged")
-    assert_error(bad, 400, "validation_failed")
+    assert_error(bad, 404, "not_found")
 
 
 def test_no_mail_says_anything_about_the_sender(

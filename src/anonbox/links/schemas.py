@@ -32,9 +32,8 @@ class LinkIn(msgspec.Struct):
     prompt: Annotated[str, _PROMPT_DOC] = DEFAULT_PROMPT
 
 
-class LinkPatch(msgspec.Struct, forbid_unknown_fields=True):
-    """Send at least one field; an absent field keeps its value. A misspelt field is
-    refused rather than ignored: a settings change that silently does nothing is a trap."""
+class LinkPatch(msgspec.Struct):
+    """Send at least one field; an absent field keeps its value, an unknown one is ignored."""
 
     prompt: Annotated[str | msgspec.UnsetType, _PROMPT_DOC] = msgspec.UNSET
     paused: Annotated[
@@ -71,9 +70,11 @@ class LinkPatch(msgspec.Struct, forbid_unknown_fields=True):
 
 
 # The rules of a patch across its fields, as the document states them; the service checks
-# them (``service.update_link``).
+# them (``service.update_link``): at least one setting (unknown fields are ignored, so
+# ``minProperties`` alone would let ``{"colour": "red"}`` through), not both ways to pause.
 LINK_PATCH_RULES: dict[str, object] = {
     "min_properties": 1,
+    "any_of": [Schema(required=[f.encode_name]) for f in msgspec.structs.fields(LinkPatch)],
     "not": Schema(required=["paused", "pause_for_hours"]),
 }
 

@@ -46,7 +46,7 @@ async def add_webhook(
         db,
         user_id=creator.user_id,
         url=data.url,
-        events=data.events,
+        events=None if data.events is None else list(data.events),
         allow_private=settings.webhook_allow_private,
     )
     return envelope(request, 201, "Webhook added", added)

@@ -13,7 +13,7 @@ from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
 from anonbox.core.dependencies import DB, AppSettings
-from anonbox.core.errors import FieldProblem, ValidationFailed
+from anonbox.core.errors import FieldProblem, NotFound, ValidationFailed
 from anonbox.core.i18n import N_, _
 from anonbox.notifications import email_service
 from anonbox.notifications.email_notices import (
@@ -74,7 +74,7 @@ async def confirm_address(db: DB, settings: AppSettings, token: Token) -> Templa
 @get(UNSUBSCRIBE_PAGE)
 async def unsubscribe_page(settings: AppSettings, token: Token) -> Template:
     if not unsubscribe_token_valid(settings.secret_key, token):
-        raise ValidationFailed("This link is not valid", [FieldProblem("token", "invalid")])
+        raise NotFound("This link is not valid")  # as the POST says (``email_service``)
     return _page("unsubscribe", action=f"{UNSUBSCRIBE_PAGE}?token={token}")
 
 

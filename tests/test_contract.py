@@ -1,0 +1,366 @@
+"""The contract is exact (issue 16): what /openapi.json declares is what the service does.
+
+First the claim itself: an unmodified ``schemathesis run --checks all`` over the document,
+in its four phases (examples, coverage, fuzzing, stateful), with a creator's key and with
+an admin's, finds nothing, on SQLite and on PostgreSQL. Each run has a server of its own
+(an admin's fuzzer may block 127.0.0.1 site-wide, and a creator's deletes its own link),
+and is bounded: a fixed seed and Hypothesis derandomized, so every run sends the same
+requests (server-made ids aside; no example database), MAX_EXAMPLES per operation,
+REQUEST_TIMEOUT_S a request.
+
+Then each rule the document gained, through HTTP, so that a failure names the rule.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.actions import assert_error, inbox_ids, post_message
+from tests.conftest import Creator
+from tests.server import Server
+from tests.support.admin import make_account
+
+SEED = 20_261_124
+MAX_EXAMPLES = 10
+REQUEST_TIMEOUT_S = 10
+RUN_TIMEOUT_S = 600  # a hung run fails the test instead of the CI job
+SCHEMATHESIS = str(Path(sys.executable).with_name("schemathesis"))
+METHODS = ("get", "put", "post", "delete", "patch")
+
+
+@pytest.mark.parametrize("role", ["creator", "admin"])
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_schemathesis_with_every_check_finds_nothing(
+    backend: str,
+    role: str,
+    database_url_factory: Callable[[str], str],
+    tmp_path: Path,
+) -> None:
+    server = Server(database_url_factory(backend), tmp_path / "server.log").start()
+    try:
+        key = make_account(server.database_url, admin=role == "admin").creator.api_key
+        command = [
+            SCHEMATHESIS,
+            "run",
+            f"{server.url}/openapi.json",
+            "--checks=all",
+            "--phases=examples,coverage,fuzzing,stateful",
+            f"--header=X-API-Key: {key}",
+            f"--max-examples={MAX_EXAMPLES}",
+            f"--seed={SEED}",
+            "--generation-deterministic",
+            f"--request-timeout={REQUEST_TIMEOUT_S}",
+            "--no-color",
+        ]
+        started = time.monotonic()
+        # In an empty directory: no schemathesis.toml of anyone's tunes this run.
+        run = subprocess.run(
+            command, cwd=tmp_path, capture_output=True, text=True, timeout=RUN_TIMEOUT_S
+        )
+        took = time.monotonic() - started
+    finally:
+        server.stop()
+    summary = run.stdout.rstrip().rsplit("\n", 1)[-1]
+    assert run.returncode == 0, f"{summary}\n{run.stdout[-20000:]}\n{run.stderr[-5000:]}"
+    assert "failure" not in summary, run.stdout[-5000:]
+    print(f"schemathesis ({backend}, {role}) in {took:.0f} s: {summary}")
+
+
+# --- the document -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def doc(server: Server) -> dict[str, Any]:
+    response = httpx.get(f"{server.url}/openapi.json", timeout=30)
+    assert response.status_code == 200, response.text
+    return response.json()  # type: ignore[no-any-return]
+
+
+def resolved(doc: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        schema = doc["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+    return schema
+
+
+def body_schema(doc: dict[str, Any], path: str, method: str) -> dict[str, Any]:
+    content = doc["paths"][path][method]["requestBody"]["content"]["application/json"]
+    return resolved(doc, content["schema"])
+
+
+def operations(doc: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for path, item in doc["paths"].items():
+        for method in METHODS:
+            if method in item:
+                yield path, method, item[method]
+
+
+# --- text: the pattern the document states is the rule the service applies ---------------
+
+TEXTS = {
+    "a message": True,
+    "two\nlines\ttabbed\r\n": True,
+    "\u3000 ideographic space, then words": True,
+    "\U0001f4ac": True,
+    " ": False,  # only whitespace
+    " \t\n\r\u3000\u2028 ": False,
+    "a\x00b": False,  # NUL
+    "a\x7f": False,  # DEL
+    "question\x85": False,  # a C1 control that str.strip() takes for whitespace
+    "\x1c question": False,  # a C0 control that str.strip() takes for whitespace
+}
+
+
+@pytest.fixture
+def link_prompt(api: httpx.Client, creator: Creator) -> Callable[[], str]:
+    def prompt() -> str:
+        got = api.get(f"/links/{creator.link_id}", headers=creator.headers)
+        assert got.status_code == 200, got.text
+        return str(got.json()["data"]["prompt"])
+
+    return prompt
+
+
+@pytest.mark.parametrize("text", list(TEXTS), ids=repr)
+def test_the_documented_text_pattern_is_the_rule_for_a_message(
+    api: httpx.Client, creator: Creator, doc: dict[str, Any], text: str
+) -> None:
+    pattern = body_schema(doc, "/message/{link_id}", "post")["properties"]["message_content"]
+    allowed = re.search(pattern["pattern"], text) is not None
+    assert allowed is TEXTS[text]
+    before = inbox_ids(api, creator)
+    sent = api.post(f"/message/{creator.link_id}", json={"message_content": text})
+    if allowed:
+        assert sent.status_code == 201, sent.text
+        return
+    body = assert_error(sent, 400, "validation_failed")
+    assert body["error"]["fields"][0]["field"] == "message_content"
+    assert body["error"]["fields"][0]["problem"] in {"blank", "control_character"}
+    assert inbox_ids(api, creator) == before  # nothing stored
+
+
+@pytest.mark.parametrize("text", [t for t, fine in TEXTS.items() if not fine], ids=repr)
+def test_every_free_text_field_documents_the_pattern_and_refuses_what_it_refuses(
+    api: httpx.Client,
+    creator: Creator,
+    doc: dict[str, Any],
+    link_prompt: Callable[[], str],
+    text: str,
+) -> None:
+    message_id = post_message(api, creator.link_id, "anything to report?")
+    prompt = link_prompt()
+    fields = [
+        ("/message/{link_id}", "post", "message_content", f"/message/{creator.link_id}"),
+        (
+            "/message/{link_id}/{message_id}",
+            "post",
+            "message_content",
+            f"/message/{creator.link_id}/{message_id}",
+        ),
+        ("/links", "post", "prompt", "/links"),
+        ("/links/{link_id}", "patch", "prompt", f"/links/{creator.link_id}"),
+        (
+            "/message/{link_id}/{message_id}/report",
+            "post",
+            "reason",
+            f"/message/{creator.link_id}/{message_id}/report",
+        ),
+        ("/muted-words", "post", "word", "/muted-words"),
+    ]
+    for template, method, field, path in fields:
+        schema = body_schema(doc, template, method)["properties"][field]
+        assert re.search(schema["pattern"], text) is None, (template, field)
+        refused = api.request(method, path, json={field: text}, headers=creator.headers)
+        body = assert_error(refused, 400, "validation_failed")
+        assert body["error"]["fields"][0]["field"] == field, body
+    assert link_prompt() == prompt
+    listed = api.get("/muted-words", headers=creator.headers).json()["data"]["items"]
+    assert listed == []
+    # The search query and the phrases an admin mutes say the same in the document.
+    search = doc["paths"]["/message/{link_id}/search"]["get"]["parameters"]
+    (q,) = [p for p in search if p["name"] == "q"]
+    assert q["schema"]["pattern"] == schema["pattern"]
+    phrase = body_schema(doc, "/admin/muted-phrases", "post")["properties"]["phrase"]
+    assert phrase["pattern"] == schema["pattern"]
+
+
+# --- types: a JSON body has real types -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"paused": "yes"},
+        {"paused": "true"},
+        {"paused": 1},
+        {"paused": 0},
+        {"paused": None},
+        {"hide_dates": "false"},
+        {"pause_for_hours": "3"},
+        {"pause_for_hours": 2.5},
+        {"pause_for_hours": True},
+        {"prompt": 5},
+        {"muted": 1},
+    ],
+    ids=repr,
+)
+def test_a_value_of_another_type_is_refused_not_converted(
+    api: httpx.Client, creator: Creator, patch: dict[str, Any]
+) -> None:
+    before = api.get(f"/links/{creator.link_id}", headers=creator.headers).json()["data"]
+    refused = api.patch(f"/links/{creator.link_id}", json=patch, headers=creator.headers)
+    body = assert_error(refused, 400, "validation_failed")
+    assert body["error"]["fields"] == [{"field": next(iter(patch)), "problem": "wrong_type"}]
+    after = api.get(f"/links/{creator.link_id}", headers=creator.headers).json()["data"]
+    assert after == before
+
+
+@pytest.mark.parametrize("body", [{"message_content": 5}, {"message_content": ["hi"]}], ids=repr)
+def test_a_number_or_a_list_is_not_a_message(
+    api: httpx.Client, creator: Creator, body: dict[str, Any]
+) -> None:
+    refused = api.post(f"/message/{creator.link_id}", json=body)
+    answer = assert_error(refused, 400, "validation_failed")
+    assert answer["error"]["fields"] == [{"field": "message_content", "problem": "wrong_type"}]
+    assert inbox_ids(api, creator) == []
+
+
+def test_a_whole_number_written_with_a_point_is_an_integer(
+    api: httpx.Client, creator: Creator
+) -> None:
+    """JSON Schema's ``integer`` takes 3.0, so the service does too."""
+    paused = api.patch(
+        f"/links/{creator.link_id}", json={"pause_for_hours": 3.0}, headers=creator.headers
+    )
+    assert paused.status_code == 200, paused.text
+    assert paused.json()["data"]["paused"] is True
+
+
+# --- bodies: what the document says of a body as a whole -----------------------------------
+
+
+def test_a_patch_with_no_setting_is_refused_as_the_document_says(
+    api: httpx.Client, creator: Creator, doc: dict[str, Any]
+) -> None:
+    schema = body_schema(doc, "/links/{link_id}", "patch")
+    assert schema["minProperties"] == 1
+    settings = {"prompt", "paused", "pause_for_hours", "follow_ups", "hide_dates", "muted"}
+    assert schema["anyOf"] == [{"required": [setting]} for setting in schema["properties"]]
+    assert set(schema["properties"]) == settings
+    assert schema["not"] == {"required": ["paused", "pause_for_hours"]}
+    before = api.get(f"/links/{creator.link_id}", headers=creator.headers).json()["data"]
+    for patch in ({}, {"pasued": True}, {"paused": True, "pause_for_hours": 2}):
+        refused = api.patch(f"/links/{creator.link_id}", json=patch, headers=creator.headers)
+        assert_error(refused, 400, "validation_failed")
+    after = api.get(f"/links/{creator.link_id}", headers=creator.headers).json()["data"]
+    assert after == before
+
+
+def test_every_body_that_refuses_unknown_fields_says_so(doc: dict[str, Any]) -> None:
+    closed = {
+        name
+        for name, schema in doc["components"]["schemas"].items()
+        if schema.get("additionalProperties") is False
+    }
+    assert closed == {"WebhookIn", "PushKeys", "EmailNoticesIn"}
+
+
+# --- methods: OPTIONS, 405 and 404 ----------------------------------------------------------
+
+
+def concrete(path: str) -> str:
+    return re.sub(r"\{[^}]+\}", "abcdefgh", path)
+
+
+def allowed(api: httpx.Client, path: str) -> set[str]:
+    answer = api.options(path)
+    assert answer.status_code == 204, answer.text
+    return {method.strip() for method in answer.headers["allow"].split(",")}
+
+
+def test_options_lists_every_documented_method_of_every_path(
+    api: httpx.Client, doc: dict[str, Any]
+) -> None:
+    for path, item in doc["paths"].items():
+        documented = {method.upper() for method in item if method in METHODS}
+        assert allowed(api, concrete(path)) == documented | {"OPTIONS"}, path
+
+
+@pytest.mark.parametrize(
+    ("path", "methods"),
+    [
+        ("/signin/email", {"GET", "POST"}),
+        ("/abcdefgh", {"GET", "POST"}),  # a link's send page
+        ("/dashboard/links", {"GET", "POST"}),
+        ("/account/deletion", {"GET", "POST", "DELETE"}),
+        ("/static/app.css", {"GET", "HEAD"}),
+    ],
+)
+def test_options_lists_every_method_of_a_page_too(
+    api: httpx.Client, path: str, methods: set[str]
+) -> None:
+    assert allowed(api, path) == methods | {"OPTIONS"}
+
+
+def test_a_method_no_route_takes_is_405_with_allow_and_an_unknown_id_is_404(
+    api: httpx.Client, creator: Creator
+) -> None:
+    refused = assert_error(api.post("/blocks", headers=creator.headers), 405)
+    assert refused["error"]["code"] == "method_not_allowed"
+    # "unanswered" is a fixed segment for DELETE, and a message id for GET and POST.
+    unknown = api.get(f"/message/{creator.link_id}/unanswered", headers=creator.headers)
+    assert_error(unknown, 404, "not_found")
+    assert "allow" not in unknown.headers
+    assert allowed(api, f"/message/{creator.link_id}/unanswered") == {"DELETE", "OPTIONS"}
+
+
+def test_a_405_names_the_methods_in_allow(api: httpx.Client) -> None:
+    refused = api.put("/links")
+    assert_error(refused, 405, "method_not_allowed")
+    assert {m.strip() for m in refused.headers["allow"].split(",")} == {"GET", "POST", "OPTIONS"}
+
+
+# --- headers and credentials -----------------------------------------------------------------
+
+
+def test_every_429_and_503_documents_retry_after(doc: dict[str, Any]) -> None:
+    seen = set()
+    for path, method, operation in operations(doc):
+        for status in ("429", "503"):
+            if status in operation["responses"]:
+                header = operation["responses"][status]["headers"]["Retry-After"]
+                assert header["schema"] == {"type": "integer", "minimum": 0}, (path, method)
+                # Every 503 carries it; a 429 asking for a proof of work does not.
+                assert header["required"] is (status == "503"), (path, method)
+                seen.add(status)
+    assert seen == {"429", "503"}
+
+
+def test_a_malformed_authorization_is_refused_even_beside_a_good_key(
+    api: httpx.Client, creator: Creator
+) -> None:
+    for authorization in ("Basic dXNlcjpwYXNz", "Bearer", "token"):
+        headers = {**creator.headers, "Authorization": authorization}
+        assert_error(api.get("/links", headers=headers), 401, "unauthorized")
+        assert_error(api.get(f"/message/{creator.link_id}", headers=headers), 401)
+    assert api.get("/links", headers=creator.headers).status_code == 200
+
+
+def test_a_deleted_link_is_404_link_gone_in_the_api_and_410_on_its_page(
+    api: httpx.Client, creator: Creator, doc: dict[str, Any]
+) -> None:
+    made = api.post("/links", json={"prompt": "soon gone"}, headers=creator.headers)
+    link_id = made.json()["data"]["id"]
+    assert api.delete(f"/links/{link_id}", headers=creator.headers).status_code == 200
+    assert_error(api.delete(f"/links/{link_id}", headers=creator.headers), 404, "link_gone")
+    assert_error(api.post(f"/message/{link_id}", json={"message_content": "hi"}), 404)
+    assert api.get(f"/{link_id}", headers={"Accept": "text/html"}).status_code == 410
+    assert not [op for _, _, op in operations(doc) if "410" in op["responses"]]
