@@ -1,7 +1,5 @@
-"""What Litestar's routing leaves to us: ``OPTIONS`` naming every method of a path, and a
-405 only for a method that no route of the path takes.
-
-``OPTIONS`` answers name every method of their path, in its ``Allow`` header.
+"""What Litestar's routing leaves to us: ``OPTIONS`` naming every method of a path in its
+``Allow`` header, and a 405 only for a method that no documented operation takes there.
 
 Litestar 2 makes a path's ``OPTIONS`` handler when the path's first handler is registered,
 and keeps it as later handlers of the same path join the route: ``OPTIONS /links`` listed

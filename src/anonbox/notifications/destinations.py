@@ -43,11 +43,6 @@ def well_formed(url: str, pattern: str) -> bool:
     return len(url) <= MAX_URL_CHARACTERS and re.fullmatch(pattern, url) is not None
 
 
-def printable_url(url: str) -> bool:
-    """No spaces, control characters or NUL: what a URL never holds unencoded."""
-    return url.isprintable() and not any(character.isspace() for character in url)
-
-
 def literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     """The address a host names outright, including the old IPv4 forms resolvers still
     read (``127.1``, ``0x7f000001``, ``2130706433``, ``0177.0.0.1``)."""
