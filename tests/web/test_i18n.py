@@ -239,7 +239,7 @@ def test_a_refusal_from_the_domain_reaches_the_page_in_the_creators_language(
     page = browser.get("/dashboard/notifications")
     refused = browser.post(
         "/dashboard/webhooks",
-        data={"csrf_token": csrf_of(page.text), "url": "http://127.0.0.1/hook"},
+        data={"csrf_token": csrf_of(page.text), "url": "ftp://example.org/hook"},
     )
     assert refused.status_code == 400
     english = re.search(r'id="webhook-problem" role="alert">([^<]+)<', refused.text)
@@ -248,7 +248,7 @@ def test_a_refusal_from_the_domain_reaches_the_page_in_the_creators_language(
     page = browser.get("/dashboard/notifications")
     refused = browser.post(
         "/dashboard/webhooks",
-        data={"csrf_token": csrf_of(page.text), "url": "http://127.0.0.1/hook"},
+        data={"csrf_token": csrf_of(page.text), "url": "ftp://example.org/hook"},
     )
     assert refused.status_code == 400
     japanese = re.search(r'id="webhook-problem" role="alert">([^<]+)<', refused.text)

@@ -16,7 +16,7 @@ from litestar.types import ControllerRouterHandler
 from anonbox.auth import service as accounts
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
-from anonbox.core.errors import Conflict, ValidationFailed
+from anonbox.core.errors import Conflict, Forbidden, ValidationFailed
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
 from anonbox.notifications import email_service
@@ -99,8 +99,8 @@ async def add_webhook(
             events=[kind for kind in form.getall("events", []) if isinstance(kind, str)] or None,
             allow_private=settings.webhook_allow_private,
         )
-    except (ValidationFailed, Conflict) as refused:
-        code = 400 if isinstance(refused, ValidationFailed) else 409
+    except (ValidationFailed, Forbidden, Conflict) as refused:
+        code = refused.status_code  # 400 malformed, 403 a private address, 409 a duplicate
         return await _page(
             request,
             db,
