@@ -8,7 +8,7 @@ FONTS := fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji
 
 # Test processes (pytest-xdist). The tests mostly wait on servers, databases and sleeps, so
 # more processes than cores pays; `make test TEST_WORKERS=0` runs them in this one process.
-TEST_WORKERS ?= 6
+TEST_WORKERS ?= 4
 
 LOCALE := src/anonbox/locale
 LANGS := ja ko id es

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,31 @@ GENEROUS_LIMITS = {
     "ANONBOX_LIMIT_SENDER": "1000000/60",
     "ANONBOX_LIMIT_LINK": "1000000/60",
 }
+
+
+# Servers start at most this many at a time on the machine, across test processes: a
+# start is a second or two of CPU (imports, migrations), and dozens at once on two cores
+# made each take over a minute. The start's timeout counts from its turn.
+STARTING_AT_ONCE = max(2, os.cpu_count() or 2)
+_TURNS = Path(tempfile.gettempdir()) / "anonbox-test-server-starts"
+
+
+@contextlib.contextmanager
+def _turn_to_start() -> Iterator[None]:
+    _TURNS.mkdir(exist_ok=True)
+    while True:
+        for slot in range(STARTING_AT_ONCE):
+            with (_TURNS / f"{slot}.lock").open("a") as lock:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue
+                try:
+                    yield
+                finally:
+                    fcntl.flock(lock, fcntl.LOCK_UN)
+                return
+        time.sleep(0.05)
 
 
 def free_port() -> int:
@@ -49,7 +77,8 @@ class Server:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 60.0) -> Server:
-        return self._start(timeout, attempts_left=3)
+        with _turn_to_start():
+            return self._start(timeout, attempts_left=3)
 
     def _start(self, timeout: float, attempts_left: int) -> Server:
         env = {
