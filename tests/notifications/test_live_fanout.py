@@ -122,6 +122,17 @@ async def _hold_streams(base_url: str, path: str, tokens: list[str], ready: asyn
             await client.aclose()
 
 
+async def _opened(holder: asyncio.Task[None], ready: asyncio.Event) -> None:
+    """Until every stream is open; raises what failed if one could not open (waiting on
+    ``ready`` alone would wait for ever, and hang the test, when one was refused)."""
+    waiting = asyncio.ensure_future(ready.wait())
+    done, _ = await asyncio.wait({holder, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    if holder in done:
+        waiting.cancel()
+        holder.result()
+        raise AssertionError("the streams ended before they were all open")
+
+
 def test_a_thousand_idle_streams_ask_the_database_nothing(pair: tuple[Server, Server]) -> None:
     server = pair[1]
     creator = make_creator_in(server.database_url)
@@ -139,7 +150,12 @@ def test_a_thousand_idle_streams_ask_the_database_nothing(pair: tuple[Server, Se
     ready = asyncio.Event()
     holder = loop.create_task(_hold_streams(server.url, path, tokens, ready))
     with ThreadPoolExecutor(1) as pool:
-        pool.submit(loop.run_until_complete, ready.wait()).result(timeout=120)
+        opening = pool.submit(loop.run_until_complete, _opened(holder, ready))
+        try:
+            opening.result(timeout=120)
+        except BaseException:
+            loop.call_soon_threadsafe(holder.cancel)  # so that the pool's thread ends
+            raise
         held = pool.submit(loop.run_forever)
         try:
             time.sleep(1)  # every stream has had its first look
