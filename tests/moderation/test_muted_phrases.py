@@ -303,7 +303,7 @@ def test_a_post_makes_no_more_queries_with_site_phrases_than_without(
     """The site's list is checked in the query that checks the creator's, never its own."""
     admin = make_account(lone_server.database_url, admin=True)
     creator = make_creator_in(lone_server.database_url)
-    posts = 40
+    posts = 100
 
     def measured(api: httpx.Client) -> float:
         post_message(api, creator.link_id, "warm-up")  # loads a changed list, once
@@ -317,8 +317,10 @@ def test_a_post_makes_no_more_queries_with_site_phrases_than_without(
         without = measured(api)
         mute_phrase(api, admin, unique_phrase())
         with_phrases = measured(api)
-    # One query more per post would be 40; background work may add a few either way.
-    assert with_phrases - without < posts / 4, (without, with_phrases)
+    # One query more per post would be 100. The outbox relay's reads after each post vary
+    # with how posts fall into its batches (12 of 190 seen on a busy machine): half a
+    # query per post of slack.
+    assert with_phrases - without < posts / 2, (without, with_phrases)
 
 
 @pytest.mark.slow
