@@ -288,10 +288,11 @@ async def delete_unanswered(conn: Connection, dialect: str, *, link_id: str, now
 # For the creator's writes, which check ownership in their own statement and ask why only
 # when they find nothing (``links.availability.require_owner``): true only while the link
 # $2 is the user $3's and in use. Each such statement numbers its parameters to match.
-_OWNED = (
-    "EXISTS (SELECT 1 FROM links l WHERE l.id = $2 AND l.user_id = $3"
+_LINK_OWNED_BY = (
+    "EXISTS (SELECT 1 FROM links l WHERE l.id = {link} AND l.user_id = {owner}"
     " AND NOT EXISTS (SELECT 1 FROM account_deletions d WHERE d.user_id = l.user_id))"
 )
+_OWNED = _LINK_OWNED_BY.format(link="$2", owner="$3")
 _COUNT_OWNED_REPLY = (
     "UPDATE messages SET reply_count = reply_count + 1 WHERE id = $1"  # noqa: S608 - constants
     + " AND link_id = $2 AND "
@@ -411,17 +412,13 @@ class Toggle(NamedTuple):
 
 # Many toggles in one statement, as many messages are inserted in one (_INSERT_MANY): each
 # message named once, with how many times it flips; an even count leaves it as it was.
-_OWNER_OF_ROW = (
-    "EXISTS (SELECT 1 FROM links l WHERE l.id = messages.link_id AND l.user_id = {owner}"
-    " AND NOT EXISTS (SELECT 1 FROM account_deletions d WHERE d.user_id = l.user_id))"
-)
 _TOGGLE_MANY = {
     "sqlite": (
         "UPDATE messages SET like_by_creator = like_by_creator <> ((t.value ->> 3) % 2 = 1)"  # noqa: S608 - constants
         " FROM json_each($1) t"
         " WHERE messages.id = t.value ->> 0 AND messages.link_id = t.value ->> 1"
         " AND "
-        + _OWNER_OF_ROW.format(owner="t.value ->> 2")
+        + _LINK_OWNED_BY.format(link="messages.link_id", owner="t.value ->> 2")
         # SQLite's RETURNING cannot name the FROM table: the owner is read back instead.
         + " RETURNING id, link_id, like_by_creator,"
         " (SELECT user_id FROM links WHERE links.id = messages.link_id) AS owner_id"
@@ -432,7 +429,7 @@ _TOGGLE_MANY = {
         " AS t(id, link_id, owner_id, flips)"
         " WHERE messages.id = t.id AND messages.link_id = t.link_id"
         " AND "
-        + _OWNER_OF_ROW.format(owner="t.owner_id")
+        + _LINK_OWNED_BY.format(link="messages.link_id", owner="t.owner_id")
         + " RETURNING messages.id, messages.link_id, messages.like_by_creator, t.owner_id"
     ),
 }
