@@ -1003,16 +1003,27 @@ _PARAM = re.compile(r"[$?]\d+")
 _NUMBER = re.compile(r"\b\d+\b")
 
 
+# What anonbox runs on its own timers, whatever the requests (on SQLite, the outbox tail
+# that hands events to the channels and the live streams): not a request's SQL.
+BACKGROUND = (
+    "SELECT seq, link_id FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+    "SELECT id FROM sessions WHERE revoked_at >= ?",
+)
+
+
 def normalised(db: str, statements: list[str]) -> list[str]:
     """Statements with their values replaced by ``?``: SQLite's trace shows the values it
     bound. SQLite's own work inside a statement (its triggers' statements, which it shows as
     comments, FTS5's reads of its tables, and the statement shown again at each trigger it
-    starts) is left out: it is the same for whoever sent the statement."""
+    starts) is left out: it is the same for whoever sent the statement; so are the
+    ``BACKGROUND`` statements."""
     out: list[str] = []
     for statement in statements:
         if db == "sqlite" and (statement.startswith(("--", "PRAGMA")) or "'main'." in statement):
             continue
         text = _NUMBER.sub("?", _PARAM.sub("?", _LITERAL.sub("?", statement))).rstrip("; ")
+        if text in BACKGROUND:
+            continue
         if db == "sqlite" and out and out[-1] == text:
             continue
         out.append(text)
