@@ -43,6 +43,10 @@ UNGROUPED = ("tests/test_fuzz.py", "tests/browser/test_every_page.py")
 BACKENDS = ("sqlite", "postgresql")
 
 
+# First: xdist's worker reads the marks in its own modifyitems hook, which pytest would
+# otherwise call before this one (the later a plugin registers, the earlier it is called),
+# and then finds none and hands the tests out one by one.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         path = item.nodeid.split("::", 1)[0]
