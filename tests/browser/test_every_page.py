@@ -8,7 +8,7 @@ it links the web app manifest, and a screenshot of each goes to
 On SQLite only: what axe-core and the weights judge is the HTML and CSS a page is made
 of, which do not depend on the database. The pages' queries run on both databases in
 ``tests/web`` and in the other browser tests (``site``); here a second database doubled
-the suite's most expensive test (4 × 75 s of Chromium and axe) to check the same pages
+the suite's most expensive test (4 x 75 s of Chromium and axe) to check the same pages
 again."""
 
 from __future__ import annotations
