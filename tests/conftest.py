@@ -20,6 +20,7 @@ from pathlib import Path
 import asyncpg
 import httpx
 import pytest
+from _pytest.nodeid import coerce_node_id
 
 from anonbox.auth.service import create_creator
 from anonbox.core.database import connect
@@ -43,20 +44,25 @@ UNGROUPED = ("tests/test_fuzz.py", "tests/browser/test_every_page.py")
 BACKENDS = ("sqlite", "postgresql")
 
 
-# First: xdist's worker reads the marks in its own modifyitems hook, which pytest would
-# otherwise call before this one (the later a plugin registers, the earlier it is called),
-# and then finds none and hands the tests out one by one.
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+# How a test names its group to the scheduler. xdist's own way (an ``xdist_group`` mark,
+# which its worker turns into a "@group" suffix of the node id) does nothing under pytest
+# 9.2: xdist 3.8 writes ``item._nodeid``, which pytest no longer reads (the id is
+# ``item._id``), so the controller saw no group and handed the tests out one by one, and
+# every process started its own copy of each fleet (the safety fleet, 7 servers per
+# database, in all 4). So the suffix is written here, in the worker, the way xdist's
+# scheduler reads it (``@`` after the last ``]``: a group name holds no ``]``).
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not getattr(config.option, "loadgroup", False):  # an xdist worker, --dist loadgroup
+        return
     for item in items:
         path = item.nodeid.split("::", 1)[0]
         if path in UNGROUPED:
             continue
         callspec = getattr(item, "callspec", None)
         params = callspec.params.values() if callspec else ()
-        backend = next((p for p in params if isinstance(p, str) and p in BACKENDS), "")
+        backend = next((p for p in params if isinstance(p, str) and p in BACKENDS), "any")
         fleet = next((name for name in SHARED_FLEETS if name in item.fixturenames), None)
-        item.add_marker(pytest.mark.xdist_group(f"{fleet or path}[{backend}]"))
+        item._id = coerce_node_id(f"{item.nodeid}@{fleet or path}:{backend}")
 
 
 def _postgres_reachable() -> bool:

@@ -3,10 +3,12 @@
 Every documented operation is fuzzed on the real ``anonbox serve`` subprocess, on SQLite and
 on PostgreSQL: once with a real creator's API key and once with no credential at all, each
 through schemathesis's examples, coverage (boundary values) and fuzzing phases, with
-schema-valid and schema-invalid requests. Then stateful scenarios chain operations: our
-document declares no OpenAPI ``links``, so schemathesis infers them from response schemas
-and path parameter names (``GET /user`` -> ``link_id``, ``POST /message/{link_id}`` ->
-``data.id`` -> ``{message_id}``, ...) and feeds ids from earlier responses into later calls.
+schema-valid and schema-invalid requests (the creator's boundary values are left to
+``tests/test_contract.py``, whose coverage phase sends them with every check). Then
+stateful scenarios chain operations: our document declares no OpenAPI ``links``, so
+schemathesis infers them from response schemas and path parameter names (``GET /user``
+-> ``link_id``, ``POST /message/{link_id}`` -> ``data.id`` -> ``{message_id}``, ...) and
+feeds ids from earlier responses into later calls.
 
 Every response must not be a 5xx, and must match the document: a documented status code,
 its documented content type and headers, and a body that validates against its schema.
@@ -180,6 +182,9 @@ def fuzz_config(world: World | None, *, api_key: str | None) -> SchemathesisConf
         data["generation"]["with-security-parameters"] = False
     else:
         data["auth"] = {"openapi": {"ApiKey": {"api_key": api_key}}}
+        # A creator's boundary values are tests/test_contract.py's: its coverage phase runs
+        # with the same key and every check (a superset of CHECKS), on both databases.
+        data["phases"]["coverage"] = {"enabled": False}
     return SchemathesisConfig.from_dict(data)
 
 

@@ -56,7 +56,7 @@ class Mailbox:
     def to(self, address: str) -> list[EmailMessage]:
         return [m for m in self.messages if m["To"].lower() == address.lower()]
 
-    def wait_for(self, address: str, count: int = 1, timeout: float = 10.0) -> EmailMessage:
+    def wait_for(self, address: str, count: int = 1, timeout: float = 30.0) -> EmailMessage:
         """The ``count``-th mail to ``address``, waiting for it to arrive."""
         deadline = time.monotonic() + timeout
         with self._arrived:
