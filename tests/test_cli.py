@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -162,3 +163,45 @@ def test_migrate_with_a_bad_database_url_says_so_without_a_traceback(
     assert migrated.returncode != 0
     assert "Traceback" not in migrated.stderr, migrated.stderr[-2000:]
     assert migrated.stderr.strip()
+
+
+def _upgrade_in_a_new_process(database_url: str) -> bool:
+    """``upgrade`` as ``anonbox serve`` runs it; whether it needed Alembic."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from anonbox.migrations import upgrade;"
+            f" upgrade({database_url!r}); print('alembic' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return done.stdout.strip().splitlines()[-1] == "True"
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_start_on_the_newest_schema_skips_alembic_and_an_older_one_is_migrated(
+    backend: str, database_url_factory: Callable[..., str]
+) -> None:
+    from alembic import command
+    from alembic.script import ScriptDirectory
+
+    from anonbox.migrations import alembic_config, head_revision
+
+    url = database_url_factory(backend, migrated=False)
+    config = alembic_config(url)
+    script = ScriptDirectory.from_config(config)
+    head = script.get_current_head()
+    assert head_revision() == head  # read from the files as Alembic reads them
+    previous = script.get_revision(head).down_revision
+    assert isinstance(previous, str)
+    command.upgrade(config, previous)  # a database one migration behind
+
+    assert _upgrade_in_a_new_process(url)  # behind: Alembic runs
+    assert query(url, "SELECT version_num FROM alembic_version") == [{"version_num": head}]
+    assert not _upgrade_in_a_new_process(url)  # at the newest: read, compared, done
+    assert query(url, "SELECT version_num FROM alembic_version") == [{"version_num": head}]
