@@ -29,6 +29,12 @@ import httpx
 import hypothesis
 import pytest
 import schemathesis
+
+# Imported with the module, not by the first test that loads a document: once in CI, a
+# process whose first schema load came from inside a test failed to compile one of these
+# modules there (CPython 3.11.7: "AST constructor recursion depth mismatch", 252 frames
+# deep, in a process that had just run Hypothesis and a thousand streams).
+import schemathesis.specs.openapi.schemas
 from schemathesis import Case, Response
 from schemathesis.config import SchemathesisConfig
 from schemathesis.generation.stateful.state_machine import StepInput, StepOutput

@@ -64,9 +64,11 @@ def insert_messages(database_url: str, link_id: str, texts: Iterable[str]) -> in
         if database_url.startswith("sqlite"):
             conn = sqlite3.connect(database_url.removeprefix("sqlite:///"), isolation_level=None)
             try:
-                conn.execute("PRAGMA busy_timeout=10000")
+                # The server may be writing too (its chores, its outbox): wait for the
+                # write lock up front, as long as a loaded machine may make it take.
+                conn.execute("PRAGMA busy_timeout=30000")
                 for rows in batches():
-                    conn.execute("BEGIN")
+                    conn.execute("BEGIN IMMEDIATE")
                     conn.executemany(
                         f"INSERT INTO messages ({', '.join(_COLUMNS)})"  # noqa: S608
                         f" VALUES ({', '.join('?' for _ in _COLUMNS)})",
