@@ -15,7 +15,7 @@ import pytest
 from tests.actions import inbox_ids
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
-from tests.test_logs import request_line
+from tests.test_logs import MIGRATION_LOGGERS, request_line
 from tests.test_metrics import MESSAGE_ROUTE, requests_counted, scrape, value
 
 WORKERS = 2
@@ -82,7 +82,9 @@ def test_both_workers_serve_and_their_writes_land(workers: Server) -> None:
 
     with httpx.Client(base_url=workers.url, timeout=30) as api:
         assert set(inbox_ids(api, creator)) == {message_id for message_id, _ in posted}
-    migrated_by = {r["pid"] for r in workers.log_records() if r["logger"].startswith("alembic")}
+    migrated_by = {
+        r["pid"] for r in workers.log_records() if r["logger"].startswith(MIGRATION_LOGGERS)
+    }
     assert len(migrated_by) == 1, "the migration ran in more than one process"
     assert not migrated_by & pids, "a worker ran the migration"
 

@@ -13,6 +13,7 @@ revision, a revision unknown here) goes through Alembic as before.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import sqlite3
 from contextlib import closing
@@ -24,6 +25,7 @@ from anonbox.core.database import driver_url
 if TYPE_CHECKING:
     from alembic.config import Config
 
+_log = logging.getLogger(__name__)
 VERSIONS = Path(__file__).parent / "versions"
 _REVISION = re.compile(r'^(down_revision|revision) = (?:"([^"]+)"|None)$', re.MULTILINE)
 
@@ -88,6 +90,7 @@ async def _postgres_revision(dsn: str) -> list[tuple[str]]:
 def upgrade(url: str) -> None:
     head = head_revision()
     if head is not None and current_revision(url) == head:
+        _log.info("The database is at revision %s, the newest: nothing to migrate", head)
         return
     from alembic import command
 
