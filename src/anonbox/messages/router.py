@@ -97,6 +97,18 @@ def provide_posting(state: State) -> service.Posting:
     return posting
 
 
+def provide_likes(state: State) -> service.LikeWriter:
+    """The process's like writer (``service.like_writer``), made on first use; the API and
+    the pages share it."""
+    likes: service.LikeWriter | None = state.get("likes")
+    if likes is None:
+        likes = state.likes = service.like_writer(state.db)
+    return likes
+
+
+LikeWriterDep = Annotated[service.LikeWriter, Dependency(skip_validation=True)]
+
+
 @post(
     "/message/{link_id:str}",
     status_code=201,
@@ -210,12 +222,13 @@ async def list_replies(
     responses=_CREATOR_ERRORS,
     security=SECURITY,
     tags=["messages"],
+    dependencies={"likes": Provide(provide_likes, sync_to_thread=False)},
 )
 async def toggle_like(
-    request: AnyRequest, claimed: ClaimedLink, message_id: RowId, db: DB
+    request: AnyRequest, claimed: ClaimedLink, message_id: RowId, db: DB, likes: LikeWriterDep
 ) -> Envelope[OK, LikeState]:
     state = await service.toggle_like(
-        db, link_id=claimed.link_id, owner_id=claimed.owner_id, message_id=message_id
+        db, likes, link_id=claimed.link_id, owner_id=claimed.owner_id, message_id=message_id
     )
     return envelope(request, 200, "Liked" if state.like_by_creator else "Like removed", state)
 

@@ -9,13 +9,12 @@ names the link, so a message of another link is not found.
 from __future__ import annotations
 
 import hashlib
-import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
-from anonbox.core.errors import Conflict, NotFound, ServiceUnavailable
+from anonbox.core.errors import Conflict, NotFound
 from anonbox.core.groupcommit import GroupCommit
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import IPNetwork
@@ -235,32 +234,25 @@ async def reply(
 
 
 LikeWriter = GroupCommit[repository.Toggle, bool | None]
-# One per database (a process has one): see _like_writer.
-_like_writers: weakref.WeakKeyDictionary[Database, LikeWriter] = weakref.WeakKeyDictionary()
 
 
-def _like_writer(db: Database) -> LikeWriter:
+def like_writer(db: Database) -> LikeWriter:
     """Likes are written in groups, as anonymous messages are: toggles that arrive while
     one commits go together in the next statement, so one commit (one fsync on SQLite)
     serves them all, and each answer still waits for the commit of its toggle. A like
     on a message many people watch is a hot row; one at a time, every toggle waited for
-    the previous one's commit."""
-    writer = _like_writers.get(db)
-    if writer is None:
-        database = weakref.ref(db)  # the writer must not keep its database alive
+    the previous one's commit. One per process (``messages.router.provide_likes``)."""
 
-        async def write(toggles: Sequence[repository.Toggle]) -> list[bool | None]:
-            db = database()
-            if db is None:
-                raise ServiceUnavailable("The database is closed")
-            return await repository.toggle_likes(db, db.dialect, toggles)
+    async def write(toggles: Sequence[repository.Toggle]) -> list[bool | None]:
+        return await repository.toggle_likes(db, db.dialect, toggles)
 
-        writer = _like_writers[db] = GroupCommit(write)
-    return writer
+    return GroupCommit(write)
 
 
-async def toggle_like(db: Database, *, link_id: str, owner_id: str, message_id: str) -> LikeState:
-    liked = await _like_writer(db).submit(repository.Toggle(message_id, link_id, owner_id))
+async def toggle_like(
+    db: Database, likes: LikeWriter, *, link_id: str, owner_id: str, message_id: str
+) -> LikeState:
+    liked = await likes.submit(repository.Toggle(message_id, link_id, owner_id))
     if liked is None:
         await require_owner(db, link_id, owner_id)
         raise NotFound(_NO_MESSAGE)

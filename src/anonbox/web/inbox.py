@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from litestar import Request, get, post
 from litestar.datastructures import FormMultiDict
+from litestar.di import Provide
 from litestar.params import Parameter
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
@@ -27,6 +28,7 @@ from anonbox.core.settings import Settings
 from anonbox.links import service as links
 from anonbox.messages import filtered, inbox
 from anonbox.messages import service as messages
+from anonbox.messages.router import LikeWriterDep, provide_likes
 from anonbox.safety import blocks
 from anonbox.safety.gate import Gate, GateDep
 from anonbox.web.dependencies import OwnedLink, SignedInBrowser, SignedInForm, signed_in_pages
@@ -173,17 +175,26 @@ async def reply(
     return _back(browser, settings, form, link.link_id)
 
 
-@post(_MESSAGE + "/like", status_code=303)
+@post(
+    _MESSAGE + "/like",
+    status_code=303,
+    dependencies={"likes": Provide(provide_likes, sync_to_thread=False)},
+)
 async def like(
     browser: SignedInBrowser,
     link: OwnedLink,
     message_id: RowId,
     form: SignedInForm,
     db: DB,
+    likes: LikeWriterDep,
     settings: AppSettings,
 ) -> Redirect:
     await messages.toggle_like(
-        db, link_id=link.link_id, owner_id=browser.principal.user_id, message_id=message_id
+        db,
+        likes,
+        link_id=link.link_id,
+        owner_id=browser.principal.user_id,
+        message_id=message_id,
     )
     return _back(browser, settings, form, link.link_id)
 
