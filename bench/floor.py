@@ -208,12 +208,12 @@ RECORD_EVENT = (  # SQLite
     " SELECT user_id, id, $2, $3, $4, $5 FROM links WHERE id = $1"
 )
 ADD_REPLY = (  # PostgreSQL: the three writes and the notification in one statement
-    "WITH m AS (" + COUNT_OWNED_REPLY + " RETURNING id),"
+    "WITH m AS (" + COUNT_OWNED_REPLY + " RETURNING id, link_id),"
     " r AS (INSERT INTO replies (id, message_id, content, created_at)"
     " SELECT $4, m.id, $5, $6 FROM m),"
     " e AS (INSERT INTO events (user_id, link_id, kind, message_id, reply_id, created_at)"
-    " SELECT $3, $2, $7, m.id, $4, $6 FROM m)"
-    " SELECT pg_notify($8, 'link:' || $2) FROM m"
+    " SELECT $3, m.link_id, $7, m.id, $4, $6 FROM m)"
+    " SELECT pg_notify($8, 'link:' || m.link_id) FROM m"
 )
 NOTIFY_CHANNEL = "anonbox_events"
 INBOX = (

@@ -20,6 +20,7 @@ import base64
 import itertools
 import json
 import re
+import secrets
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -849,8 +850,14 @@ def target_for(w: World, endpoint: Endpoint, resource: Resource) -> Target | Non
         leaf = PATH_KEYS[endpoint.params[-1]]
         target.ids[leaf] = new_link_id() if leaf == "link" else new_ulid(now_us())
     elif resource == "missing-link":
-        target.ids["link"] = new_link_id()
+        target.ids["link"] = longest_unknown_link_id()
     return target
+
+
+def longest_unknown_link_id() -> str:
+    """A link id that names nothing, as long as the document allows (64 characters), so
+    longer than any link column: a statement that binds it must match nothing, not fail."""
+    return new_link_id() + secrets.token_hex(27)
 
 
 def forbidden_secrets(

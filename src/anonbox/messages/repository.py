@@ -299,14 +299,17 @@ _COUNT_OWNED_REPLY = (
     + _OWNED
 )
 # PostgreSQL writes a reply, counts it and records its event (and its notification, sent
-# on commit) in one statement: one round trip instead of six.
+# on commit) in one statement: one round trip instead of six. The event takes the link id
+# from the row, not from $2: a parameter inserted into events.link_id would be typed
+# varchar(16), and a longer id from the path (any id the document allows, up to 64
+# characters) would fail to bind instead of matching nothing.
 _ADD_REPLY_PG = (
-    "WITH m AS (" + _COUNT_OWNED_REPLY + " RETURNING id),"  # noqa: S608 - constants
+    "WITH m AS (" + _COUNT_OWNED_REPLY + " RETURNING id, link_id),"  # noqa: S608 - constants
     " r AS (INSERT INTO replies (id, message_id, content, created_at)"
     " SELECT $4, m.id, $5, $6 FROM m),"
     " e AS (INSERT INTO events (user_id, link_id, kind, message_id, reply_id, created_at)"
-    " SELECT $3, $2, $7, m.id, $4, $6 FROM m)"
-    " SELECT pg_notify($8, 'link:' || $2) FROM m"
+    " SELECT $3, m.link_id, $7, m.id, $4, $6 FROM m)"
+    " SELECT pg_notify($8, 'link:' || m.link_id) FROM m"
 )
 
 
