@@ -48,10 +48,15 @@ class ResolveIn(msgspec.Struct):
     ]
 
 
-class ReportOut(msgspec.Struct):
+class ReportOut(msgspec.Struct, kw_only=True):
+    """A report. Once its message is deleted or moved to the filtered folder, the report
+    keeps only the excerpt: `message_id` and `link_id` are left out."""
+
+    # Left out, not null: a client reading ids off a page (schemathesis's inferred links
+    # pick any item's) must never be handed a null to put in a path.
     id: str
-    message_id: str | None  # None once the message is deleted
-    link_id: str | None
+    message_id: str | msgspec.UnsetType = msgspec.UNSET
+    link_id: str | msgspec.UnsetType = msgspec.UNSET
     message_excerpt: str
     reason: str
     status: ReportStatus

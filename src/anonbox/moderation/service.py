@@ -12,6 +12,8 @@ a sender: a block is named by its id and the message's, never by the sender's ha
 
 from __future__ import annotations
 
+import msgspec
+
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Connection, Database, Row
 from anonbox.core.errors import Conflict, NotFound
@@ -143,8 +145,8 @@ def _report_out(row: Row) -> ReportOut:
     resolved_at = row["resolved_at"]
     return ReportOut(
         id=row["id"],
-        message_id=row["message_id"],
-        link_id=row["link_id"],
+        message_id=row["message_id"] or msgspec.UNSET,
+        link_id=row["link_id"] or msgspec.UNSET,
         message_excerpt=row["message_excerpt"],
         reason=row["reason"],
         status=row["status"],
@@ -165,7 +167,7 @@ async def reports(
 async def queue(db: Database, *, cursor: str | None, limit: int) -> ReportQueue:
     """Open reports, newest first, each with its message's newest replies."""
     page = await reports(db, status="open", cursor=cursor, limit=limit)
-    message_ids = sorted({r.message_id for r in page.items if r.message_id is not None})
+    message_ids = sorted({r.message_id for r in page.items if isinstance(r.message_id, str)})
     replies: dict[str, list[ContextReply]] = {}
     for row in await repository.latest_replies(db, message_ids, per_message=CONTEXT_REPLIES):
         replies.setdefault(row["message_id"], []).append(
