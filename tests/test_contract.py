@@ -13,6 +13,8 @@ Then each rule the document gained, through HTTP, so that a failure names the ru
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import subprocess
 import sys
@@ -24,6 +26,7 @@ from typing import Any
 import httpx
 import pytest
 
+from anonbox.core.settings import Settings
 from tests.actions import assert_error, inbox_ids, post_message
 from tests.conftest import Creator
 from tests.server import Server
@@ -263,6 +266,75 @@ def test_a_patch_with_no_setting_is_refused_as_the_document_says(
         assert_error(refused, 400, "validation_failed")
     after = api.get(f"/links/{creator.link_id}", headers=creator.headers).json()["data"]
     assert after == before
+
+
+# --- sizes: a body within the document's bounds is never too large --------------------------
+
+BODY_LIMIT = Settings().max_body_bytes
+ESCAPED = 12  # the most bytes JSON spends on a code point: an astral one as two \\uXXXX escapes
+SCALAR = 25  # the longest number JSON writes (-1.7976931348623157e+308), true, null
+
+
+def longest(doc: dict[str, Any], schema: dict[str, Any]) -> float:
+    """The most bytes a JSON value within ``schema``'s bounds can take, its named properties
+    all present, whatever the types its pattern or format allow: inf when a string or an
+    array has no bound. Bounds written beside a ``oneOf`` apply to each alternative."""
+    schema = resolved(doc, schema)
+    alternatives = schema.get("oneOf", []) + schema.get("anyOf", [])
+    typed = [a for a in alternatives if "type" in a or "$ref" in a]
+    if typed:
+        siblings = {k: v for k, v in schema.items() if k not in {"oneOf", "anyOf"}}
+        return max(longest(doc, {**resolved(doc, a), **siblings}) for a in typed)
+    if "enum" in schema:
+        return max(len(json.dumps(value)) for value in schema["enum"])
+    match schema.get("type"):
+        case "string":
+            return 2 + ESCAPED * schema.get("maxLength", math.inf)
+        case "array":
+            item = longest(doc, schema["items"]) + 1
+            return 2 + item * schema.get("maxItems", math.inf)
+        case "object":
+            properties = schema.get("properties", {}).items()
+            return 2 + sum(len(json.dumps(k)) + 1 + longest(doc, v) + 1 for k, v in properties)
+    return SCALAR
+
+
+def test_every_body_within_the_documented_bounds_fits_the_body_limit(
+    doc: dict[str, Any],
+) -> None:
+    """A client (or a fuzzer) that keeps to the document's lengths and escapes every
+    character is answered about what it sent, never 413 (which says nothing of what was
+    wrong, and which a 400-or-201 client does not expect)."""
+    sizes = {
+        f"{method.upper()} {path}": longest(doc, op["requestBody"]["content"][kind]["schema"])
+        for path, method, op in operations(doc)
+        if "requestBody" in op
+        for kind in op["requestBody"]["content"]
+    }
+    assert len(sizes) > 10
+    too_large = {operation: size for operation, size in sizes.items() if size > BODY_LIMIT}
+    assert too_large == {}, f"over {BODY_LIMIT} bytes: {too_large}"
+
+
+def test_the_longest_endpoint_escaped_is_refused_for_its_shape_not_its_size(
+    api: httpx.Client, creator: Creator, doc: dict[str, Any]
+) -> None:
+    schema = body_schema(doc, "/push/subscriptions", "post")
+    keys = resolved(doc, schema["properties"]["keys"])["properties"]
+    body = {
+        "endpoint": "\U0001f4ac" * schema["properties"]["endpoint"]["maxLength"],
+        "keys": {
+            "p256dh": "BA" + "A" * 85 + "=" * (keys["p256dh"]["maxLength"] - 87),
+            "auth": "A" * 22 + "=" * (keys["auth"]["maxLength"] - 22),
+        },
+    }
+    sent = json.dumps(body).encode()  # ensure_ascii: every astral character in 12 bytes
+    assert len(sent) > 12_000
+    headers = {**creator.headers, "Content-Type": "application/json"}
+    refused = api.post("/push/subscriptions", content=sent, headers=headers)
+    answer = assert_error(refused, 400, "validation_failed")
+    assert [field["field"] for field in answer["error"]["fields"]] == ["endpoint"]
+    assert api.get("/push/subscriptions", headers=creator.headers).json()["data"]["items"] == []
 
 
 def test_every_body_that_refuses_unknown_fields_says_so(doc: dict[str, Any]) -> None:

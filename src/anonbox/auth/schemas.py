@@ -7,6 +7,7 @@ from typing import Annotated
 import msgspec
 from litestar.params import KwargDefinition
 
+from anonbox.auth.credentials import MAX_CREDENTIAL_LENGTH
 from anonbox.core.envelope import Timestamp
 from anonbox.core.text import TEXT_PATTERN
 
@@ -27,7 +28,7 @@ class AccessToken(msgspec.Struct):
 
 
 class RefreshIn(msgspec.Struct):
-    refresh_token: str | None = None
+    refresh_token: Annotated[str, msgspec.Meta(max_length=MAX_CREDENTIAL_LENGTH)] | None = None
 
 
 class RefreshedTokens(msgspec.Struct):

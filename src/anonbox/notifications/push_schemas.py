@@ -17,8 +17,9 @@ AUTH_KEY = r"^[A-Za-z0-9_-]{22}=*$"
 
 
 class PushKeys(msgspec.Struct, forbid_unknown_fields=True):
-    p256dh: Annotated[str, msgspec.Meta(max_length=200, pattern=P256DH)]  # the public key
-    auth: Annotated[str, msgspec.Meta(max_length=200, pattern=AUTH_KEY)]
+    # At most the padding base64 gives 65 and 16 bytes.
+    p256dh: Annotated[str, msgspec.Meta(max_length=88, pattern=P256DH)]  # the public key
+    auth: Annotated[str, msgspec.Meta(max_length=24, pattern=AUTH_KEY)]
 
 
 class PushSubscriptionIn(msgspec.Struct):

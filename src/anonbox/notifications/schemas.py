@@ -23,7 +23,9 @@ class WebhookIn(msgspec.Struct, forbid_unknown_fields=True):
         KwargDefinition(min_length=1, max_length=MAX_URL_CHARACTERS, pattern=WEBHOOK_URL),
     ]
     # All of EVENT_KINDS when left out.
-    events: Annotated[list[EventKind], msgspec.Meta(min_length=1)] | None = None
+    events: (
+        Annotated[list[EventKind], msgspec.Meta(min_length=1, max_length=len(EVENT_KINDS))] | None
+    ) = None
 
 
 class WebhookOut(msgspec.Struct, omit_defaults=True):
