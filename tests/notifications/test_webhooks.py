@@ -18,6 +18,7 @@ import httpx
 import pytest
 from standardwebhooks import Webhook
 
+from anonbox.notifications.courier import LEASE_SECONDS
 from tests.actions import post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
@@ -337,7 +338,10 @@ def test_nothing_is_lost_when_the_service_is_killed_mid_delivery(
         receiver.status = 200
         second = Server(url, log, env=env).start(60)
         try:
-            wait_for(functools.partial(_all_delivered, receiver, set(ids)), 15)
+            # A kill that lands during an attempt leaves that delivery claimed: another
+            # process takes it up once the claim's lease has run out, and the endpoint's
+            # later deliveries wait behind it, in order.
+            wait_for(functools.partial(_all_delivered, receiver, set(ids)), LEASE_SECONDS + 15)
         finally:
             second.stop()
         bodies = verified(hook["secret"], receiver)
