@@ -152,6 +152,28 @@ def test_the_queue_shows_a_report_with_its_message_context_and_link(
     assert article.count('name="confirm" value="yes"') == 2  # delete and block ask first
 
 
+def test_a_report_whose_message_is_gone_shows_its_excerpt_and_only_dismissal(
+    admin_browser: httpx.Client, api: httpx.Client, creator: Creator, site_admin: Admin
+) -> None:
+    message = post_message(api, creator.link_id, "said, then taken back")
+    reported = report(api, creator, message)
+    deleted = api.delete(f"/message/{creator.link_id}/{message}", headers=creator.headers)
+    assert deleted.status_code == 200, deleted.text
+
+    listed = report_by_id(api, site_admin, reported)
+    assert listed["status"] == "open"
+    assert "message_id" not in listed
+    assert "link_id" not in listed
+    article = report_article(page(admin_browser, "/admin"), reported)
+    assert "said, then taken back" in article
+    assert "The message has been deleted; only this excerpt is left." in article
+    assert message not in article
+    assert f'href="/{creator.link_id}"' not in article
+    assert 'name="action" value="dismiss"' in article
+    assert 'value="delete_message"' not in article
+    assert 'value="block_sender"' not in article
+
+
 def test_resolving_and_deleting_from_the_queue(
     admin_browser: httpx.Client, api: httpx.Client, creator: Creator, site_admin: Admin
 ) -> None:
