@@ -6,16 +6,21 @@ server on each database. Concurrent like toggles are in messages/test_like.py.
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, TypeVar
 
+import asyncpg
 import httpx
 import pytest
 
+from anonbox.core.database import POOL_SIZE, POOL_WAIT_SECONDS, driver_url
 from tests.actions import (
     assert_error,
     inbox_ids,
@@ -25,7 +30,8 @@ from tests.actions import (
     post_reply,
     reply_items,
 )
-from tests.conftest import Creator
+from tests.conftest import Creator, make_creator_in
+from tests.server import Server
 
 CONCURRENT = 30
 T = TypeVar("T")
@@ -181,3 +187,77 @@ def test_concurrent_posts_that_reuse_a_key_for_other_text_are_409(
     [stored] = inbox_items(api, creator)
     assert stored["id"] == won[0].json()["data"]["id"]
     assert stored["message_content"] == winner
+
+
+# --- a full pool ---------------------------------------------------------------------------
+
+
+def _waiting_on_locks(dsn: str) -> int:
+    async def count() -> int:
+        conn = await asyncpg.connect(dsn)
+        try:
+            waiting = await conn.fetchval(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
+        finally:
+            await conn.close()
+        return int(waiting)
+
+    return asyncio.run(count())
+
+
+def test_a_request_waits_for_a_pooled_connection_a_bounded_time_then_gets_503(
+    database_url_factory: Callable[[str], str], tmp_path: Path
+) -> None:
+    """PostgreSQL: while every pooled connection is held up (here by a lock on the inbox),
+    one more request waits POOL_WAIT_SECONDS for a connection and is answered 503 with
+    Retry-After; the held requests finish once the lock goes, and nothing is lost."""
+    url = database_url_factory("postgresql")
+    dsn = driver_url(url)[1]
+    server = Server(url, tmp_path / "server.log").start()
+    locked, release = threading.Event(), threading.Event()
+
+    async def hold_the_inbox() -> None:
+        conn = await asyncpg.connect(dsn)
+        try:
+            async with conn.transaction():
+                await conn.execute("LOCK TABLE messages IN ACCESS EXCLUSIVE MODE")
+                locked.set()
+                await asyncio.get_running_loop().run_in_executor(None, release.wait, 120)
+        finally:
+            await conn.close()
+
+    holder = threading.Thread(target=asyncio.run, args=(hold_the_inbox(),))
+    try:
+        creator = make_creator_in(url)
+        inbox = f"{server.url}/message/{creator.link_id}"
+
+        def read(timeout: float = 120) -> httpx.Response:
+            with httpx.Client(timeout=timeout) as client:
+                return client.get(inbox, headers=creator.headers)
+
+        assert read().status_code == 200  # the key is proven: the held requests need no lookup
+        holder.start()
+        assert locked.wait(30)
+        with ThreadPoolExecutor(POOL_SIZE) as threads:
+            held = [threads.submit(read) for _ in range(POOL_SIZE)]
+            deadline = time.monotonic() + 30
+            while _waiting_on_locks(dsn) < POOL_SIZE:
+                assert time.monotonic() < deadline, "the pool never filled"
+                time.sleep(0.1)
+            started = time.monotonic()
+            refused = read(timeout=POOL_WAIT_SECONDS + 15)
+            waited = time.monotonic() - started
+            release.set()
+            answers = [future.result(timeout=60) for future in held]
+        body = assert_error(refused, 503, "service_unavailable")
+        assert int(refused.headers["retry-after"]) > 0, body
+        assert POOL_WAIT_SECONDS <= waited < POOL_WAIT_SECONDS + 10
+        assert [answer.status_code for answer in answers] == [200] * POOL_SIZE
+        assert read().status_code == 200
+    finally:
+        release.set()
+        if holder.is_alive():
+            holder.join(30)
+        server.stop()

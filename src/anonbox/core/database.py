@@ -355,6 +355,10 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
     """
 
 
+POOL_SIZE = 20  # connections per process
+POOL_WAIT_SECONDS = 5
+
+
 class PostgresDatabase:
     """A pool of asyncpg connections; opened lazily so the service starts while the
     database is still coming up, and recovers by itself when it returns."""
@@ -370,7 +374,7 @@ class PostgresDatabase:
         pool = await asyncpg.create_pool(
             dsn,
             min_size=0,
-            max_size=20,
+            max_size=POOL_SIZE,
             timeout=5,
             command_timeout=30,
             # Give idle connections back to the server soon: every worker also holds one
@@ -383,8 +387,8 @@ class PostgresDatabase:
 
     @asynccontextmanager
     async def _acquire(self) -> AsyncIterator[asyncpg.Connection]:
-        try:
-            async with self._pool.acquire(timeout=5) as conn:
+        try:  # a request waits at most POOL_WAIT_SECONDS for a connection, then gets a 503
+            async with self._pool.acquire(timeout=POOL_WAIT_SECONDS) as conn:
                 yield conn
         except _PG_UNAVAILABLE as exc:
             raise ServiceUnavailable("The database is unavailable; try again shortly.") from exc
