@@ -170,6 +170,8 @@ def test_a_report_whose_message_is_gone_shows_its_excerpt_and_only_dismissal(
     assert message not in article
     assert f'href="/{creator.link_id}"' not in article
     assert 'name="action" value="dismiss"' in article
+    assert ">Resolve</button>" in article  # nothing is left to keep
+    assert "keep the message" not in article
     assert 'value="delete_message"' not in article
     assert 'value="block_sender"' not in article
 
