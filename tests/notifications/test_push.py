@@ -26,6 +26,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from anonbox.notifications.destinations import MAX_STORED_URL_CHARACTERS, MAX_URL_CHARACTERS
 from tests.actions import assert_error, post_message
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
@@ -301,6 +302,34 @@ def test_first_words_only_for_a_device_that_opted_in(
     assert shown["body"] == " ".join(f"word{n}" for n in range(12)) + "…"
     assert set(shown) == {"title", "body", "url"}  # nothing about the sender
     assert push_service.problems == []
+
+
+def test_a_device_stored_under_the_earlier_longer_bound_still_gets_its_pushes(
+    pushed: Server, api: httpx.Client, push_service: PushService
+) -> None:
+    """Endpoints of up to 2,000 characters were taken until 2026-11-25, 1,024 since: one
+    stored before is still pushed to, though it could not be added now."""
+    creator = make_creator_in(pushed.database_url)
+    device = push_service.device()
+    subscription_id = subscribe(api, creator, device)
+    padding = MAX_STORED_URL_CHARACTERS - len(device.endpoint) - 1
+    old = Device(f"{device.endpoint}/{'a' * padding}", device.key, device.auth)
+    assert MAX_URL_CHARACTERS < len(old.endpoint) == MAX_STORED_URL_CHARACTERS
+    push_service.devices[path_of(old)] = old
+    changed = execute(
+        pushed.database_url,
+        "UPDATE push_subscriptions SET endpoint = $1 WHERE id = $2",
+        old.endpoint,
+        subscription_id,
+    )
+    assert changed == 1
+    refused = api.post("/push/subscriptions", json=old.subscription(), headers=creator.headers)
+    assert_error(refused, 400, "validation_failed")
+
+    post_message(api, creator.link_id, "still reaches the old device")
+    wait_for(lambda: bool(push_service.accepted.get(path_of(old))))
+    assert push_service.problems == []
+    assert listed(api, creator) == [subscription_id]
 
 
 def test_a_muted_message_sends_nothing(

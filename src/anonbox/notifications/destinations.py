@@ -25,6 +25,8 @@ class Undeliverable(Exception):
 # also keeps every body the document allows within the 16 KiB body limit, however a client
 # escapes it (tests/test_contract.py): written as JSON escapes, 1,024 characters take 12 KiB.
 MAX_URL_CHARACTERS = 1024
+# The bound until 2026-11-25: a destination stored under it is still delivered to.
+MAX_STORED_URL_CHARACTERS = 2000
 # The URLs a webhook or a push may be sent to, as the API document states them (a JSON
 # Schema ``pattern``): a scheme, a host name or IPv4 address, a port, then printable ASCII
 # only (anything else percent-encoded). ``well_formed`` holds a URL to one of them.
@@ -40,10 +42,11 @@ PUSH_ENDPOINT = _url_pattern("https")
 LOCAL_PUSH_ENDPOINT = _url_pattern("https", "http")  # ANONBOX_PUSH_ALLOW_LOCAL
 
 
-def well_formed(url: str, pattern: str) -> bool:
+def well_formed(url: str, pattern: str, *, longest: int = MAX_URL_CHARACTERS) -> bool:
     """Whether ``url`` is as long and shaped as ``pattern`` lets it be, read as a JSON Schema
-    validator reads it (``fullmatch``: Python's ``$`` alone would also take a final newline)."""
-    return len(url) <= MAX_URL_CHARACTERS and re.fullmatch(pattern, url) is not None
+    validator reads it (``fullmatch``: Python's ``$`` alone would also take a final newline).
+    ``longest``: MAX_STORED_URL_CHARACTERS for one already stored, checked again to send."""
+    return len(url) <= longest and re.fullmatch(pattern, url) is not None
 
 
 def literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:

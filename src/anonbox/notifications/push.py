@@ -41,6 +41,8 @@ from anonbox.notifications import push_repository as repository
 from anonbox.notifications.courier import DeliveryRows, Outcome, backoff_seconds
 from anonbox.notifications.destinations import (
     LOCAL_PUSH_ENDPOINT,
+    MAX_STORED_URL_CHARACTERS,
+    MAX_URL_CHARACTERS,
     PUSH_ENDPOINT,
     Undeliverable,
     pinned_target,
@@ -61,9 +63,12 @@ TITLE = N_("New anonymous message")
 NO_PREVIEW = N_("Open your inbox to read it")
 
 
-def check_endpoint(endpoint: str, *, allow_local: bool) -> None:
-    """A push service's URL: https (http too, when local endpoints are allowed)."""
-    if not well_formed(endpoint, LOCAL_PUSH_ENDPOINT if allow_local else PUSH_ENDPOINT):
+def check_endpoint(endpoint: str, *, allow_local: bool, stored: bool = False) -> None:
+    """A push service's URL: https (http too, when local endpoints are allowed). ``stored``:
+    checked again before a push, under the length stored endpoints were allowed."""
+    longest = MAX_STORED_URL_CHARACTERS if stored else MAX_URL_CHARACTERS
+    pattern = LOCAL_PUSH_ENDPOINT if allow_local else PUSH_ENDPOINT
+    if not well_formed(endpoint, pattern, longest=longest):
         raise ValidationFailed(
             "The subscription's endpoint must be an https:// URL",
             [FieldProblem("endpoint", "invalid")],
@@ -230,7 +235,7 @@ class PushCourier(DeliveryRows):
         endpoint = str(delivery["endpoint"])
         allow_local = self._settings.push_allow_local
         try:
-            check_endpoint(endpoint, allow_local=allow_local)
+            check_endpoint(endpoint, allow_local=allow_local, stored=True)
             target = await pinned_target(endpoint, allow_private=allow_local)
         except (Undeliverable, ValidationFailed) as exc:
             return None, None, str(exc)
