@@ -32,6 +32,7 @@ from tests.actions import (
 )
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.db import query
 
 CONCURRENT = 30
 T = TypeVar("T")
@@ -192,19 +193,13 @@ def test_concurrent_posts_that_reuse_a_key_for_other_text_are_409(
 # --- a full pool ---------------------------------------------------------------------------
 
 
-def _waiting_on_locks(dsn: str) -> int:
-    async def count() -> int:
-        conn = await asyncpg.connect(dsn)
-        try:
-            waiting = await conn.fetchval(
-                "SELECT count(*) FROM pg_stat_activity"
-                " WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            )
-        finally:
-            await conn.close()
-        return int(waiting)
-
-    return asyncio.run(count())
+def _waiting_on_locks(database_url: str) -> int:
+    (row,) = query(
+        database_url,
+        "SELECT count(*) AS waiting FROM pg_stat_activity"
+        " WHERE datname = current_database() AND wait_event_type = 'Lock'",
+    )
+    return int(row["waiting"])
 
 
 def test_a_request_waits_for_a_pooled_connection_a_bounded_time_then_gets_503(
@@ -243,7 +238,7 @@ def test_a_request_waits_for_a_pooled_connection_a_bounded_time_then_gets_503(
         with ThreadPoolExecutor(POOL_SIZE) as threads:
             held = [threads.submit(read) for _ in range(POOL_SIZE)]
             deadline = time.monotonic() + 30
-            while _waiting_on_locks(dsn) < POOL_SIZE:
+            while _waiting_on_locks(url) < POOL_SIZE:
                 assert time.monotonic() < deadline, "the pool never filled"
                 time.sleep(0.1)
             started = time.monotonic()

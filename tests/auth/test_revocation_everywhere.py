@@ -15,7 +15,6 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-import asyncpg
 import httpx
 import pytest
 
@@ -25,6 +24,7 @@ from anonbox.core.database import connect
 from anonbox.core.settings import Settings
 from tests.core.test_ratelimit import REDIS_URL, _require_redis
 from tests.server import Server
+from tests.support.db import query
 from tests.support.metrics import scrape, value
 
 WITHIN_SECONDS = 1.0
@@ -173,20 +173,13 @@ def test_a_deletion_request_ends_every_credential_everywhere_within_a_second(pai
 
 def terminate_listeners(database_url: str) -> int:
     """End every instance's LISTEN connection (the one that sends itself echoes)."""
-
-    async def run() -> int:
-        conn = await asyncpg.connect(database_url)
-        try:
-            rows = await conn.fetch(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                " AND query = 'SELECT pg_notify($1, $2)'"
-            )
-        finally:
-            await conn.close()
-        return len(rows)
-
-    return asyncio.run(run())
+    ended = query(
+        database_url,
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+        " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        " AND query = 'SELECT pg_notify($1, $2)'",
+    )
+    return len(ended)
 
 
 def new_key(server: Server, account: Account) -> dict[str, str]:
