@@ -314,12 +314,14 @@ def test_a_post_makes_no_more_queries_with_site_phrases_than_without(
 
     with httpx.Client(base_url=lone_server.url, timeout=30) as api:
         assert api.post("/muted-words", json={"word": "own"}, headers=creator.headers).is_success
-        without = measured(api)
+        # The fewest of three runs: the counter also counts the service's background reads
+        # (the outbox relay's, whose number depends on how posts fall into its batches, and
+        # its polls while a busy machine makes the posts slow), which only ever add.
+        without = min(measured(api) for _ in range(3))
         mute_phrase(api, admin, unique_phrase())
-        with_phrases = measured(api)
-    # One query more per post would be 100. The outbox relay's reads after each post vary
-    # with how posts fall into its batches (12 of 190 seen on a busy machine): half a
-    # query per post of slack.
+        with_phrases = min(measured(api) for _ in range(3))
+    # One query more per post would be 100. The relay's reads vary from run to run (12 of
+    # 190 seen on a busy machine, 56 of 591 once): half a query per post of slack.
     assert with_phrases - without < posts / 2, (without, with_phrases)
 
 
