@@ -1,10 +1,22 @@
-"""Run the real service as a subprocess, exactly as a user would with ``anonbox serve``."""
+"""Run the real service in its own process, exactly as a user would with ``anonbox serve``.
+
+Each server is the ``anonbox serve`` command in a process of its own, with its own
+environment, port and log file, stopped and killed by signals like any other. The
+process is forked from a fork server that has already imported the service's modules
+(``multiprocessing``'s ``forkserver``, one per test process): a start then skips the
+second or so of imports a fresh interpreter pays, which across the suite's couple of
+hundred servers was the largest part of their start-up CPU. ``anonbox serve`` reads its
+settings from the environment when it runs, not when it is imported, so a forked server
+takes the settings it is given; the one module that reads the environment at import,
+``anonbox.core.http_protocol``, is imported by ``serve`` itself and so is never preloaded.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import json
+import multiprocessing
 import os
 import signal
 import socket
@@ -54,6 +66,61 @@ def _turn_to_start() -> Iterator[None]:
         time.sleep(0.05)
 
 
+# The fork server imports these once; every server forked from it has them already.
+PRELOADED = ["anonbox.cli", "anonbox.main", "anonbox.migrations", "uvicorn", "tests.server"]
+_forks = multiprocessing.get_context("forkserver")
+_forks.set_forkserver_preload(PRELOADED)
+
+
+def _serve(args: Sequence[str], env: dict[str, str], log_path: str) -> None:
+    """The forked process: ``anonbox serve`` with this environment, logging to the file."""
+    os.environ.clear()
+    os.environ.update(env)
+    tempfile.tempdir = None  # found again from TMPDIR, not the fork server's
+    # Standard input on descriptor 0, as a shell gives it: multiprocessing left it closed,
+    # and ``--workers`` hands that descriptor to each worker it starts.
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115 - lives as long as the process
+    log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    from anonbox.cli import main
+
+    main(args=["serve", *args], prog_name="anonbox")  # exits with the command's status
+
+
+class ServerProcess:
+    """A forked server, answering the part of ``subprocess.Popen`` the tests use."""
+
+    def __init__(self, args: Sequence[str], env: dict[str, str], log_path: Path) -> None:
+        self._process = _forks.Process(target=_serve, args=(list(args), env, str(log_path)))
+        self._process.start()
+        self.pid = self._process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.exitcode
+
+    def poll(self) -> int | None:
+        return self._process.exitcode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._process.join(timeout)
+        if self._process.exitcode is None:
+            raise subprocess.TimeoutExpired("anonbox serve", timeout or 0)
+        return self._process.exitcode
+
+    def send_signal(self, signum: int) -> None:
+        if self._process.exitcode is None:
+            os.kill(self._process.pid, signum)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -74,7 +141,7 @@ class Server:
         self.args = tuple(args)  # more `anonbox serve` options, e.g. ("--workers", "2")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: ServerProcess | None = None
 
     def start(self, timeout: float = 60.0) -> Server:
         with _turn_to_start():
@@ -87,13 +154,7 @@ class Server:
             **self.extra_env,
             "ANONBOX_DATABASE_URL": self.database_url,
         }
-        with self.log_path.open("ab") as log:  # the child keeps its own descriptor
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "anonbox", "serve", "--port", str(self.port), *self.args],
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        self.process = ServerProcess(["--port", str(self.port), *self.args], env, self.log_path)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
