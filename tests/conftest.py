@@ -10,9 +10,8 @@ import asyncio
 import os
 import shutil
 import socket
-import subprocess
-import sys
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from _pytest.nodeid import coerce_node_id
 
 from anonbox.auth.service import create_creator
 from anonbox.core.database import connect
-from tests.server import Server
+from tests.server import Server, anonbox_command
 
 pytest_plugins = ["tests.support.mail"]
 
@@ -40,8 +39,36 @@ IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 # halves run side by side), and those of a session-wide fleet of servers together, across
 # modules. Left free: tests that share only the cheap session ``server`` and run for long.
 SHARED_FLEETS = ("fleet", "deployment", "site")
-UNGROUPED = ("tests/test_fuzz.py", "tests/browser/test_every_page.py")
+UNGROUPED = (
+    "tests/test_fuzz.py",
+    "tests/browser/test_every_page.py",
+    "tests/test_contract.py::test_schemathesis_with_every_check_finds_nothing",
+)
 BACKENDS = ("sqlite", "postgresql")
+# Handed out first, longest first, then the groups with the most tests. xdist's own order
+# (``--loadscope-reorder``, on by default) is by the number of tests alone, which put every
+# lone minute-long test (the fuzzer, the contract runs, the every-page test) last, where
+# each kept one process busy after the others had finished. (Each entry moves as a block,
+# so a module's own fixtures still serve its tests in a row.)
+LONGEST_FIRST = (
+    "tests/test_fuzz.py::test_every_operation_as_a_creator",
+    "tests/test_contract.py::test_schemathesis_with_every_check_finds_nothing",
+    "tests/account/test_export_memory.py",
+    "tests/test_fuzz.py",
+    "tests/browser/test_every_page.py",
+    "tests/notifications/test_live_fanout.py",
+)
+
+
+def _longest_first(item: pytest.Item) -> int:
+    return next(
+        (rank for rank, start in enumerate(LONGEST_FIRST) if item.nodeid.startswith(start)),
+        len(LONGEST_FIRST),
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.option.loadscopereorder = False  # the order is ours (below)
 
 
 # How a test names its group to the scheduler. xdist's own way (an ``xdist_group`` mark,
@@ -54,15 +81,20 @@ BACKENDS = ("sqlite", "postgresql")
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not getattr(config.option, "loadgroup", False):  # an xdist worker, --dist loadgroup
         return
+    groups: dict[int, str] = {}  # by id(item): an item's hash follows its node id
     for item in items:
         path = item.nodeid.split("::", 1)[0]
-        if path in UNGROUPED:
+        if path in UNGROUPED or item.nodeid.startswith(UNGROUPED):
+            groups[id(item)] = item.nodeid
             continue
         callspec = getattr(item, "callspec", None)
         params = callspec.params.values() if callspec else ()
         backend = next((p for p in params if isinstance(p, str) and p in BACKENDS), "any")
         fleet = next((name for name in SHARED_FLEETS if name in item.fixturenames), None)
-        item._id = coerce_node_id(f"{item.nodeid}@{fleet or path}:{backend}")
+        groups[id(item)] = f"{fleet or path}:{backend}"
+        item._id = coerce_node_id(f"{item.nodeid}@{groups[id(item)]}")
+    sizes = Counter(groups.values())
+    items.sort(key=lambda item: (_longest_first(item), -sizes[groups[id(item)]]))  # stable
 
 
 def _postgres_reachable() -> bool:
@@ -85,13 +117,7 @@ def _require_postgres() -> None:
 
 def _migrate(url: str) -> None:
     """``anonbox migrate``, in its own process as a self-hoster runs it."""
-    done = subprocess.run(
-        [sys.executable, "-m", "anonbox", "migrate"],
-        env={**os.environ, "ANONBOX_DATABASE_URL": url},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = anonbox_command(["migrate"], env={**os.environ, "ANONBOX_DATABASE_URL": url})
     assert done.returncode == 0, done.stderr[-4000:]
 
 

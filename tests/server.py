@@ -72,8 +72,9 @@ _forks = multiprocessing.get_context("forkserver")
 _forks.set_forkserver_preload(PRELOADED)
 
 
-def _serve(args: Sequence[str], env: dict[str, str], log_path: str) -> None:
-    """The forked process: ``anonbox serve`` with this environment, logging to the file."""
+def _anonbox(args: Sequence[str], env: dict[str, str], stdout: str, stderr: str) -> None:
+    """The forked process: the ``anonbox`` command with these arguments and this
+    environment, its output appended to the files (the same file for both, for a server)."""
     os.environ.clear()
     os.environ.update(env)
     tempfile.tempdir = None  # found again from TMPDIR, not the fork server's
@@ -83,20 +84,43 @@ def _serve(args: Sequence[str], env: dict[str, str], log_path: str) -> None:
     os.dup2(null, 0)
     os.close(null)
     sys.stdin = open(0, closefd=False)  # noqa: SIM115 - lives as long as the process
-    log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    os.close(log)
+    for descriptor, path in ((1, stdout), (2, stderr)):
+        opened = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.dup2(opened, descriptor)
+        os.close(opened)
     from anonbox.cli import main
 
-    main(args=["serve", *args], prog_name="anonbox")  # exits with the command's status
+    main(args=list(args), prog_name="anonbox")  # exits with the command's status
+
+
+def anonbox_command(
+    args: Sequence[str], env: dict[str, str], timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run ``anonbox <args>`` in a process of its own (forked, as servers are), with only
+    this environment; what it printed and its status, as ``subprocess.run`` gives them."""
+    with tempfile.TemporaryDirectory(prefix="anonbox-command-") as directory:
+        stdout, stderr = Path(directory, "stdout"), Path(directory, "stderr")
+        process = _forks.Process(target=_anonbox, args=(list(args), env, str(stdout), str(stderr)))
+        process.start()
+        process.join(timeout)
+        if process.exitcode is None:
+            process.kill()
+            process.join()
+            raise subprocess.TimeoutExpired(["anonbox", *args], timeout)
+        return subprocess.CompletedProcess(
+            ["anonbox", *args],
+            process.exitcode,
+            stdout.read_text() if stdout.exists() else "",
+            stderr.read_text() if stderr.exists() else "",
+        )
 
 
 class ServerProcess:
     """A forked server, answering the part of ``subprocess.Popen`` the tests use."""
 
     def __init__(self, args: Sequence[str], env: dict[str, str], log_path: Path) -> None:
-        self._process = _forks.Process(target=_serve, args=(list(args), env, str(log_path)))
+        log = str(log_path)
+        self._process = _forks.Process(target=_anonbox, args=(["serve", *args], env, log, log))
         self._process.start()
         self.pid = self._process.pid
 
@@ -168,7 +192,7 @@ class Server:
                 if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
                     return self
             except httpx.TransportError:
-                time.sleep(0.1)
+                time.sleep(0.02)
         self.kill()  # not left running for the rest of the session
         raise RuntimeError(f"server did not start in {timeout}s; see {self.log_path}")
 

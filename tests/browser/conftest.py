@@ -27,7 +27,6 @@ import hashlib
 import io
 import json
 import os
-import subprocess
 import sys
 import tarfile
 import urllib.request
@@ -57,7 +56,7 @@ from playwright.sync_api import Request as BrowserRequest
 from tests.auth.conftest import Provider, signin_env
 from tests.auth.conftest import provider as provider  # the same fixture, re-exported here
 from tests.conftest import IN_CI, Creator
-from tests.server import Server
+from tests.server import Server, anonbox_command
 
 CHROMIUM = Path(os.environ.get("ANONBOX_TEST_CHROMIUM", "/usr/bin/chromium"))
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
@@ -218,22 +217,12 @@ class Site:
 
     def new_creator(self) -> Creator:
         """A creator made as ``anonbox creator create --json`` makes one."""
-        made = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "anonbox",
-                "creator",
-                "create",
-                "--email",
-                f"browser-{uuid.uuid4().hex[:10]}@example.org",
-                "--json",
-            ],
+        email = f"browser-{uuid.uuid4().hex[:10]}@example.org"
+        made = anonbox_command(
+            ["creator", "create", "--email", email, "--json"],
             env={**os.environ, "ANONBOX_DATABASE_URL": self.server.database_url},
-            capture_output=True,
-            text=True,
-            check=True,
         )
+        made.check_returncode()
         document = json.loads(made.stdout)
         return Creator(document["user_id"], document["link_id"], document["api_key"])
 

@@ -3,35 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 
 import httpx
 
 from anonbox.auth.sessions import open_session
 from anonbox.core.database import connect
 from anonbox.core.settings import Settings
-from tests.server import Server
+from tests.server import Server, anonbox_command
 
 
 def signin_link_command(server: Server, email: str) -> str:
     """Run ``anonbox signin-link`` against ``server``'s database; the link it prints."""
-    made = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "anonbox",
-            "signin-link",
-            "--email",
-            email,
-            "--base-url",
-            server.url,
-        ],
+    made = anonbox_command(
+        ["signin-link", "--email", email, "--base-url", server.url],
         env={"ANONBOX_DATABASE_URL": server.database_url, "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        check=True,
     )
+    made.check_returncode()
     return made.stdout.strip()
 
 
