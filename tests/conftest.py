@@ -84,7 +84,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     groups: dict[int, str] = {}  # by id(item): an item's hash follows its node id
     for item in items:
         path = item.nodeid.split("::", 1)[0]
-        if path in UNGROUPED or item.nodeid.startswith(UNGROUPED):
+        if item.nodeid.startswith(UNGROUPED):
             groups[id(item)] = item.nodeid
             continue
         callspec = getattr(item, "callspec", None)

@@ -42,8 +42,9 @@ GENEROUS_LIMITS = {
 
 
 # Servers start at most this many at a time on the machine, across test processes: a
-# start is a second or two of CPU (imports, migrations), and dozens at once on two cores
-# made each take over a minute. The start's timeout counts from its turn.
+# start is still about half a second of CPU once forked (the app, its database, its
+# first requests), and dozens at once on two cores made each take over a minute when each
+# also paid its imports. The start's timeout counts from its turn.
 STARTING_AT_ONCE = max(2, os.cpu_count() or 2)
 _TURNS = Path(tempfile.gettempdir()) / "anonbox-test-server-starts"
 
