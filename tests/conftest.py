@@ -11,7 +11,6 @@ import os
 import shutil
 import socket
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,36 +38,8 @@ IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 # halves run side by side), and those of a session-wide fleet of servers together, across
 # modules. Left free: tests that share only the cheap session ``server`` and run for long.
 SHARED_FLEETS = ("fleet", "deployment", "site")
-UNGROUPED = (
-    "tests/test_fuzz.py",
-    "tests/browser/test_every_page.py",
-    "tests/test_contract.py::test_schemathesis_with_every_check_finds_nothing",
-)
+UNGROUPED = ("tests/test_fuzz.py", "tests/browser/test_every_page.py")
 BACKENDS = ("sqlite", "postgresql")
-# Handed out first, longest first, then the groups with the most tests. xdist's own order
-# (``--loadscope-reorder``, on by default) is by the number of tests alone, which put every
-# lone minute-long test (the fuzzer, the contract runs, the every-page test) last, where
-# each kept one process busy after the others had finished. (Each entry moves as a block,
-# so a module's own fixtures still serve its tests in a row.)
-LONGEST_FIRST = (
-    "tests/test_fuzz.py::test_every_operation_as_a_creator",
-    "tests/test_contract.py::test_schemathesis_with_every_check_finds_nothing",
-    "tests/account/test_export_memory.py",
-    "tests/test_fuzz.py",
-    "tests/browser/test_every_page.py",
-    "tests/notifications/test_live_fanout.py",
-)
-
-
-def _longest_first(item: pytest.Item) -> int:
-    return next(
-        (rank for rank, start in enumerate(LONGEST_FIRST) if item.nodeid.startswith(start)),
-        len(LONGEST_FIRST),
-    )
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.option.loadscopereorder = False  # the order is ours (below)
 
 
 # How a test names its group to the scheduler. xdist's own way (an ``xdist_group`` mark,
@@ -81,20 +52,15 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not getattr(config.option, "loadgroup", False):  # an xdist worker, --dist loadgroup
         return
-    groups: dict[int, str] = {}  # by id(item): an item's hash follows its node id
     for item in items:
         path = item.nodeid.split("::", 1)[0]
-        if item.nodeid.startswith(UNGROUPED):
-            groups[id(item)] = item.nodeid
+        if path in UNGROUPED:
             continue
         callspec = getattr(item, "callspec", None)
         params = callspec.params.values() if callspec else ()
         backend = next((p for p in params if isinstance(p, str) and p in BACKENDS), "any")
         fleet = next((name for name in SHARED_FLEETS if name in item.fixturenames), None)
-        groups[id(item)] = f"{fleet or path}:{backend}"
-        item._id = coerce_node_id(f"{item.nodeid}@{groups[id(item)]}")
-    sizes = Counter(groups.values())
-    items.sort(key=lambda item: (_longest_first(item), -sizes[groups[id(item)]]))  # stable
+        item._id = coerce_node_id(f"{item.nodeid}@{fleet or path}:{backend}")
 
 
 def _postgres_reachable() -> bool:
