@@ -29,7 +29,7 @@ from tests.safety.conftest import (
 )
 
 MUTED = "pineapple"
-POSTS_EACH = 100
+POSTS_EACH = 150
 BURST_POSTS, BURST_WORKERS = 300, 32
 
 
@@ -118,13 +118,26 @@ def test_a_report_on_a_dropped_message_reaches_no_one(
     assert dropped_id not in str(queue)
 
 
-@pytest.mark.parametrize("how", ["blocked", "muted"])
-def test_dropped_posts_take_as_long_as_stored_ones(
-    proxied: httpx.Client, new_creator: Callable[[], Creator], how: str
+def chance_first(faster: list[float], slower: list[float]) -> float:
+    """How often a time of ``faster`` is below one of ``slower``, over every pair (ties
+    count half): 0.5 when the two are alike, whatever the load does to both."""
+    below = sum((a < b) + 0.5 * (a == b) for a in faster for b in slower)
+    return below / (len(faster) * len(slower))
+
+
+@pytest.mark.parametrize(
+    ("how", "keyed"),
+    [("blocked", False), ("muted", False), ("filtered", False), ("blocked", True)],
+)
+def test_dropped_and_filtered_posts_take_as_long_as_stored_ones(
+    proxied: httpx.Client, new_creator: Callable[[], Creator], how: str, keyed: bool
 ) -> None:
-    """Medians over 100 posts each, interleaved so that the machine's drift hits both,
-    after a burst of concurrent posts elsewhere: a drop must take what a write takes now,
-    not what writes took under that load."""
+    """Posts held back from the inbox (dropped for a block or a muted word, or kept in the
+    filtered folder) against posts to it, interleaved so that the machine's drift hits
+    both, after a burst of concurrent posts elsewhere: a held-back post must take what a
+    post to the inbox takes now, not what posts took under that load. A difference of a
+    tenth of a millisecond shows here (it did: the chance was 0.72-0.83 before drops and
+    filtered posts were paced, ``safety.pace``)."""
     busy = new_creator()
     with ThreadPoolExecutor(BURST_WORKERS) as pool:
         burst = list(
@@ -135,18 +148,30 @@ def test_dropped_posts_take_as_long_as_stored_ones(
         )
     assert set(burst) == {201}
     creator = new_creator()
-    sender, text = dropping(proxied, creator, how)
+    if how == "filtered":  # a muted word on a link that keeps such messages (the default)
+        answer = proxied.post("/muted-words", json={"word": MUTED}, headers=creator.headers)
+        assert answer.status_code == 201, answer.text
+        sender, text = new_sender(), f"do you like {MUTED}?"
+    else:
+        sender, text = dropping(proxied, creator, how)
     other = new_sender()
     kept = text if how == "blocked" else "an ordinary question"
-    timings: dict[str, list[float]] = {"stored": [], "dropped": []}
-    for _ in range(POSTS_EACH):
-        for kind, who, words in (("stored", other, kept), ("dropped", sender, text)):
+    timings: dict[str, list[float]] = {"stored": [], "held back": []}
+    last: dict[str, str] = {}
+    for n in range(POSTS_EACH):
+        for kind, who, words in (("stored", other, kept), ("held back", sender, text)):
+            key = f"{kind[0]}{n}" if keyed else None
             started = time.perf_counter()
-            answer = send(proxied, creator.link_id, words, who)
+            answer = send(proxied, creator.link_id, words, who, key=key)
             timings[kind].append(time.perf_counter() - started)
             assert answer.status_code == 201, answer.text
+            last[kind] = answer.json()["data"]["id"]
+    inbox = str(proxied.get(f"/message/{creator.link_id}", headers=creator.headers).json())
+    assert last["stored"] in inbox
+    assert last["held back"] not in inbox
 
-    stored, dropped = (statistics.median(timings[k]) for k in ("stored", "dropped"))
-    assert 1 / 1.5 <= dropped / stored <= 1.5, (
-        f"stored {stored * 1e3:.2f} ms, dropped {dropped * 1e3:.2f} ms"
+    chance = chance_first(timings["held back"], timings["stored"])
+    stored, held = (statistics.median(timings[k]) * 1e3 for k in ("stored", "held back"))
+    assert 0.3 <= chance <= 0.7, (
+        f"held back first in {chance:.2f} of pairs; medians {stored:.2f} ms stored, {held:.2f}"
     )

@@ -173,12 +173,21 @@ async def insert_posts(db: Database, posts: Sequence[Post]) -> list[bool]:
     kept = [post for post in posts if isinstance(post, NewMessage)]
     dropped = [post for post in posts if isinstance(post, DroppedMessage)]
     filtered = [post for post in posts if isinstance(post, FilteredMessage)]
-    # On SQLite the stored messages' events are a second statement, so in the same
-    # transaction; on PostgreSQL they are part of the one insert (see _INSERT_MANY).
-    if dropped and not kept and not filtered:
-        inserted = await _insert_many(db, db.dialect, _INSERT_DROPPED_MANY, dropped)
-    elif kept and not dropped and not filtered and db.dialect == "postgresql":
-        inserted = await _insert_many(db, db.dialect, _INSERT_MANY, kept)
+    present = [
+        (sql, rows)
+        for sql, rows in (
+            (_INSERT_MANY, kept),
+            (_INSERT_DROPPED_MANY, dropped),
+            (_INSERT_FILTERED_MANY, filtered),
+        )
+        if rows
+    ]
+    # One kind is one statement, committed on its own; but on SQLite the stored messages'
+    # events are a second statement, so in the same transaction (on PostgreSQL they are
+    # part of the one insert: see _INSERT_MANY).
+    if len(present) == 1 and not (kept and db.dialect == "sqlite"):
+        [(sql, rows)] = present
+        inserted = await _insert_many(db, db.dialect, sql, rows)
     else:
         async with db.transaction() as tx:
             inserted = await _insert_many(tx, db.dialect, _INSERT_MANY, kept) if kept else set()

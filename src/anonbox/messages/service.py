@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
@@ -33,6 +33,7 @@ from anonbox.messages.schemas import (
 from anonbox.notifications import repository as events
 from anonbox.safety.blocks import sender_of
 from anonbox.safety.gate import Admission, Gate
+from anonbox.safety.pace import WritePace
 from anonbox.safety.senders import IPAddress
 
 _NO_LINK = "No link with this id"
@@ -86,6 +87,7 @@ class Posting:
     gate: Gate
     writer: MessageWriter
     trusted_proxies: tuple[IPNetwork, ...]
+    pace: WritePace = field(default_factory=WritePace)  # a drop answers when a store would
 
 
 async def create_message(
@@ -135,8 +137,9 @@ async def create_message(
     if before_write is not None:
         await before_write(message)
     # A dropped message is written too, as a bare id under its link: the same path, the
-    # same commit, so it takes what a stored one takes and its id answers like one. A
-    # filtered one is a stored row in the link's folder, without an event.
+    # same commit, so its id answers like a stored one's. A filtered one is a stored row in
+    # the link's folder, without an event. Both cost less than a message in the inbox, so
+    # both answer when such a message would have (``safety.pace``).
     row = post_row(
         admission,
         muted_mode=str(target["muted"]),
@@ -145,28 +148,38 @@ async def create_message(
         text=text,
         now=now,
     )
+    inbox = isinstance(row, repository.NewMessage)
     if idempotency_key is None:
-        stored = await posting.writer.submit(row)
+        stored = await posting.pace.write("post", posting.writer.submit(row), inbox=inbox)
     else:
         try:
-            async with db.transaction() as tx:
-                if not await repository.remember_idempotent(
-                    tx,
-                    link_id=link_id,
-                    key=idempotency_key,
-                    request_hash=request_hash,
-                    message_id=message.id,
-                    created_at=now,
-                ):
-                    raise _AlreadyPosted
-                stored = await repository.insert_message(tx, db.dialect, row)
-                if not stored:
-                    raise NotFound(_NO_LINK)  # rolls the remembered key back too
+            stored = await posting.pace.write(
+                "keyed post",
+                _write_keyed(db, row, key=idempotency_key, request_hash=request_hash),
+                inbox=inbox,
+            )
         except _AlreadyPosted:
             return await _first_answer(db, link_id, idempotency_key, request_hash, text)
     if not stored:
         raise NotFound(_NO_LINK)  # the link was deleted a moment ago
     return message
+
+
+async def _write_keyed(db: Database, row: repository.Post, *, key: str, request_hash: str) -> bool:
+    """Remember the key's answer and write the post, in one transaction."""
+    async with db.transaction() as tx:
+        if not await repository.remember_idempotent(
+            tx,
+            link_id=row.link_id,
+            key=key,
+            request_hash=request_hash,
+            message_id=row.id,
+            created_at=row.created_at,
+        ):
+            raise _AlreadyPosted
+        if not await repository.insert_message(tx, db.dialect, row):
+            raise NotFound(_NO_LINK)  # rolls the remembered key back too
+    return True
 
 
 def post_row(

@@ -233,14 +233,20 @@ async def follow_up(
         filter_as_well=original_filtered,
     )
     sealed = seal(token, _FOLLOW_UP, Sealed(text, message.created_at))
-    async with db.transaction() as tx:
-        if not await repository.claim_follow_up(
-            tx, token_hash=row["token_hash"], follow_up_id=message.id, content=sealed, now=now
-        ):
-            raise FollowUpSent("This receipt's follow-up was already sent")
-        if not await messages_repository.insert_message(tx, db.dialect, post):
-            raise NotFound(NO_LINK)  # the link was deleted a moment ago
-        await repository.mark_follow_up(tx, message_id=message.id, original_id=original_id)
+
+    async def write() -> None:
+        async with db.transaction() as tx:
+            if not await repository.claim_follow_up(
+                tx, token_hash=row["token_hash"], follow_up_id=message.id, content=sealed, now=now
+            ):
+                raise FollowUpSent("This receipt's follow-up was already sent")
+            if not await messages_repository.insert_message(tx, db.dialect, post):
+                raise NotFound(NO_LINK)  # the link was deleted a moment ago
+            await repository.mark_follow_up(tx, message_id=message.id, original_id=original_id)
+
+    # Dropped, filtered or stored, it answers when a stored one would have (``safety.pace``).
+    inbox = isinstance(post, messages_repository.NewMessage)
+    await posting.pace.write("follow-up", write(), inbox=inbox)
     return message
 
 

@@ -2,14 +2,15 @@
 
 A message from a blocked sender is dropped silently: the sender gets the same 201 with
 the same shape, and the drop is written through the same group commit as a stored
-message (``messages.repository.DroppedMessage``), so it takes as long and its id answers
-later requests as a stored one does. A message with a muted word goes to the link's
-filtered folder (``messages.repository.FilteredMessage``, a stored row the creator may
-restore), or is dropped the same way when the link says ``muted: drop``; the gate only
-tells which (``Admission``), the link's setting decides. Rate limits apply
-before that decision, so dropped messages count too and cannot be used to probe; so does
-the flood guard (``safety.flood``): past the link's or the service's rate, a post needs a
-proof of work, whoever sent it.
+message (``messages.repository.DroppedMessage``), so its id answers later requests as a
+stored one's does; it answers when a stored one would have (``safety.pace``), and its
+sender's post takes every step of the gate that another's does. A message with a muted
+word goes to the link's filtered folder (``messages.repository.FilteredMessage``, a
+stored row the creator may restore), or is dropped the same way when the link says
+``muted: drop``; the gate only tells which (``Admission``), the link's setting decides.
+Rate limits apply before that decision, so dropped messages count too and cannot be
+used to probe; so does the flood guard (``safety.flood``): past the link's or the
+service's rate, a post needs a proof of work, whoever sent it.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def _scaled(limit: Limit, bits: int) -> Limit:
 class Admission:
     sender: SenderId | None  # None only when the peer address is unknown (not on TCP)
     blocked: bool  # the sender or their network is blocked: dropped, whatever the link
-    muted: bool = False  # not blocked, and holds a muted word (the creator's or the site's)
+    muted: bool = False  # holds a muted word (the creator's or the site's), blocked or not
 
     def dropped(self, muted_mode: str) -> bool:
         """Whether the post is dropped on a link whose ``muted`` setting is this."""
@@ -125,8 +126,9 @@ class Gate:
             and address is not None
             and await is_blocked(db, self.keys, owner_id=owner_id, address=address, current=sender)
         )
-        muted = not blocked and (await muted_of(db, owner_id)).found_in(text)
-        return Admission(sender=sender, blocked=blocked, muted=muted)
+        # Looked up for a blocked sender too, so that a block takes the same steps.
+        muted_words = await muted_of(db, owner_id)
+        return Admission(sender=sender, blocked=blocked, muted=muted_words.found_in(text))
 
 
 # How handlers ask for the process's gate (the app provides it as ``gate``).
