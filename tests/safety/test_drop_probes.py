@@ -136,8 +136,8 @@ def test_dropped_and_filtered_posts_take_as_long_as_stored_ones(
     filtered folder) against posts to it, interleaved so that the machine's drift hits
     both, after a burst of concurrent posts elsewhere: a held-back post must take what a
     post to the inbox takes now, not what posts took under that load. A difference of a
-    tenth of a millisecond shows here (it did: the chance was 0.72-0.83 before drops and
-    filtered posts were paced, ``safety.pace``)."""
+    tenth of a millisecond shows here: without ``safety.pace``'s wait, a held-back post
+    answered first in 0.68-0.90 of pairs, every case failing; with it, 0.45-0.54."""
     busy = new_creator()
     with ThreadPoolExecutor(BURST_WORKERS) as pool:
         burst = list(
@@ -156,7 +156,10 @@ def test_dropped_and_filtered_posts_take_as_long_as_stored_ones(
         sender, text = dropping(proxied, creator, how)
     other = new_sender()
     kept = text if how == "blocked" else "an ordinary question"
+    # As the sender's clock sees it, and as the answer's own metadata tells it (without
+    # the network's noise, the sharper of the two).
     timings: dict[str, list[float]] = {"stored": [], "held back": []}
+    told: dict[str, list[float]] = {"stored": [], "held back": []}
     last: dict[str, str] = {}
     for n in range(POSTS_EACH):
         for kind, who, words in (("stored", other, kept), ("held back", sender, text)):
@@ -164,14 +167,17 @@ def test_dropped_and_filtered_posts_take_as_long_as_stored_ones(
             started = time.perf_counter()
             answer = send(proxied, creator.link_id, words, who, key=key)
             timings[kind].append(time.perf_counter() - started)
+            told[kind].append(answer.json()["metadata"]["execution_time_ms"] / 1e3)
             assert answer.status_code == 201, answer.text
             last[kind] = answer.json()["data"]["id"]
     inbox = str(proxied.get(f"/message/{creator.link_id}", headers=creator.headers).json())
     assert last["stored"] in inbox
     assert last["held back"] not in inbox
 
-    chance = chance_first(timings["held back"], timings["stored"])
-    stored, held = (statistics.median(timings[k]) * 1e3 for k in ("stored", "held back"))
-    assert 0.3 <= chance <= 0.7, (
-        f"held back first in {chance:.2f} of pairs; medians {stored:.2f} ms stored, {held:.2f}"
-    )
+    for seen in (timings, told):
+        chance = chance_first(seen["held back"], seen["stored"])
+        stored, held = (statistics.median(seen[k]) * 1e3 for k in ("stored", "held back"))
+        assert 0.3 <= chance <= 0.7, (
+            f"held back first in {chance:.2f} of pairs; medians {stored:.2f} ms stored,"
+            f" {held:.2f} held back"
+        )
