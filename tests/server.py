@@ -179,21 +179,28 @@ class Server:
             **self.extra_env,
             "ANONBOX_DATABASE_URL": self.database_url,
         }
+        logged = self.log_path.stat().st_size if self.log_path.exists() else 0
         self.process = ServerProcess(["--port", str(self.port), *self.args], env, self.log_path)
+        # Another process may hold the port (taken between free_port() and the bind): its
+        # /healthz answers too. So this start's own log must say it has the port first.
+        bound = f"Uvicorn running on {self.url} "
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                if "address already in use" in self.log() and attempts_left:
-                    # Another test process took the port between free_port() and the bind.
+                if "address already in use" in self._log_since(logged) and attempts_left:
                     self.port = free_port()
                     self.url = f"http://127.0.0.1:{self.port}"
                     return self._start(timeout, attempts_left - 1)
                 raise RuntimeError(f"server exited early; see {self.log_path}:\n{self.log()}")
             try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                if (
+                    bound in self._log_since(logged)
+                    and httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200
+                ):
                     return self
             except httpx.TransportError:
-                time.sleep(0.02)
+                pass
+            time.sleep(0.02)
         self.kill()  # not left running for the rest of the session
         raise RuntimeError(f"server did not start in {timeout}s; see {self.log_path}")
 
@@ -227,6 +234,12 @@ class Server:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def _log_since(self, offset: int) -> str:
+        try:
+            return self.log_path.read_bytes()[offset:].decode(errors="replace")
+        except FileNotFoundError:  # not opened yet by the new process
+            return ""
 
     def log_records(self) -> list[dict[str, Any]]:
         """The server's log so far, one JSON object per line (ANONBOX_LOG_FORMAT=json)."""
