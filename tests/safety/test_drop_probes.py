@@ -30,7 +30,7 @@ from tests.safety.conftest import (
 
 MUTED = "pineapple"
 POSTS_EACH = 150
-BURST_POSTS, BURST_WORKERS = 300, 32
+BURST_POSTS, BURST_WORKERS = 100, 16
 
 
 @pytest.fixture
