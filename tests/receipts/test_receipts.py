@@ -11,6 +11,7 @@ import html
 import itertools
 import re
 import secrets
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -26,6 +27,7 @@ from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.db import execute, query
 from tests.support.signin import signed_in
+from tests.support.timing import assert_alike
 
 SEED_KEYS = {"id", "message_content", "created_at"}
 _senders = itertools.count(1)
@@ -315,6 +317,41 @@ def test_a_follow_up_is_dropped_when_the_original_was_muted_or_its_sender_blocke
         assert follow_up(api, token, text, new_sender()).status_code == 201
         assert text not in {m["message_content"] for m in inbox_items(api, creator)}
         assert receipt(api, token)["follow_up"]["message_content"] == text
+
+
+FOLLOW_UPS_EACH = 150
+
+
+def test_a_dropped_follow_up_answers_when_a_stored_one_would(
+    api: httpx.Client, creator: Creator
+) -> None:
+    """A follow-up to a blocked sender's message is dropped: it must take what a stored
+    follow-up takes (``safety.pace``), by the sender's clock and by the answer's own
+    ``execution_time_ms``. Each from an address of its own, interleaved."""
+    blocked = new_sender()
+    block_sender_of(api, creator, send(api, creator.link_id, unique("before"), blocked)["id"])
+    originals = {
+        "stored": [send(api, creator.link_id, unique("kept")) for _ in range(FOLLOW_UPS_EACH)],
+        "held back": [
+            send(api, creator.link_id, unique("dropped"), blocked) for _ in range(FOLLOW_UPS_EACH)
+        ],
+    }
+    timings: dict[str, list[float]] = {"stored": [], "held back": []}
+    told: dict[str, list[float]] = {"stored": [], "held back": []}
+    for n in range(FOLLOW_UPS_EACH):
+        for kind in ("stored", "held back"):
+            started = time.perf_counter()
+            token = originals[kind][n]["receipt"]["token"]
+            answer = follow_up(api, token, unique("and"), new_sender())
+            timings[kind].append(time.perf_counter() - started)
+            assert answer.status_code == 201, answer.text
+            told[kind].append(answer.json()["metadata"]["execution_time_ms"] / 1e3)
+    thread_of = {m["id"]: m["follow_up_of"] for m in inbox_items(api, creator)}
+    assert originals["stored"][-1]["id"] in thread_of.values()  # the stored ones landed
+    assert originals["held back"][-1]["id"] not in thread_of.values()
+
+    for seen in (timings, told):
+        assert_alike(seen["held back"], seen["stored"])
 
 
 # --- what the creator sees -----------------------------------------------------------------
