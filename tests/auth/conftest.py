@@ -13,6 +13,7 @@ Every anonbox server here runs once on SQLite and once on PostgreSQL.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import json
 import ssl
@@ -56,13 +57,10 @@ def http_client(base_url: str = "", **options: Any) -> httpx.Client:
 
 
 _BROWSER = http_client()  # talks to the provider (and relays to it); keeps no state we use
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _close_browser() -> Iterator[None]:
-    """Close the shared client's pooled connections when the session ends."""
-    yield
-    _BROWSER.close()
+# Closed as the process ends, not by a fixture of this package: tests elsewhere (tests/web,
+# tests/browser) sign in through it too, and a test process that ran none of this package's
+# tests left its pooled connection to the provider open ("unclosed socket" at exit).
+atexit.register(_BROWSER.close)
 
 
 # --- the provider ----------------------------------------------------------------------

@@ -18,7 +18,6 @@ import pytest
 from tests.actions import inbox_item, inbox_items, post_message, post_reply, reply_items
 from tests.auth.conftest import (
     Provider,
-    _close_browser,  # noqa: F401 - fixture
     backend,  # noqa: F401 - fixture
     consent,
     cookie_attributes,
