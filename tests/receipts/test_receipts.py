@@ -11,9 +11,9 @@ import html
 import itertools
 import re
 import secrets
-import time
 import uuid
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import httpx
@@ -27,7 +27,7 @@ from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.db import execute, query
 from tests.support.signin import signed_in
-from tests.support.timing import assert_alike
+from tests.support.timing import AnswerTimes
 
 SEED_KEYS = {"id", "message_content", "created_at"}
 _senders = itertools.count(1)
@@ -336,22 +336,16 @@ def test_a_dropped_follow_up_answers_when_a_stored_one_would(
             send(api, creator.link_id, unique("dropped"), blocked) for _ in range(FOLLOW_UPS_EACH)
         ],
     }
-    timings: dict[str, list[float]] = {"stored": [], "held back": []}
-    told: dict[str, list[float]] = {"stored": [], "held back": []}
+    times = AnswerTimes()
     for n in range(FOLLOW_UPS_EACH):
         for kind in ("stored", "held back"):
-            started = time.perf_counter()
             token = originals[kind][n]["receipt"]["token"]
-            answer = follow_up(api, token, unique("and"), new_sender())
-            timings[kind].append(time.perf_counter() - started)
-            assert answer.status_code == 201, answer.text
-            told[kind].append(answer.json()["metadata"]["execution_time_ms"] / 1e3)
+            times.created(kind, partial(follow_up, api, token, unique("and"), new_sender()))
     thread_of = {m["id"]: m["follow_up_of"] for m in inbox_items(api, creator)}
     assert originals["stored"][-1]["id"] in thread_of.values()  # the stored ones landed
     assert originals["held back"][-1]["id"] not in thread_of.values()
 
-    for seen in (timings, told):
-        assert_alike(seen["held back"], seen["stored"])
+    times.assert_alike("held back", "stored")
 
 
 # --- what the creator sees -----------------------------------------------------------------

@@ -6,9 +6,9 @@ every sender has an address of its own."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from tests.safety.conftest import (
     send,
     sent,
 )
-from tests.support.timing import assert_alike
+from tests.support.timing import AnswerTimes
 
 MUTED = "pineapple"
 POSTS_EACH = 150
@@ -149,23 +149,15 @@ def test_dropped_and_filtered_posts_take_as_long_as_stored_ones(
         sender, text = dropping(proxied, creator, how)
     other = new_sender()
     kept = text if how == "blocked" else "an ordinary question"
-    # As the sender's clock sees it, and as the answer's own metadata tells it (without
-    # the network's noise, the sharper of the two).
-    timings: dict[str, list[float]] = {"stored": [], "held back": []}
-    told: dict[str, list[float]] = {"stored": [], "held back": []}
+    times = AnswerTimes()
     last: dict[str, str] = {}
     for n in range(POSTS_EACH):
         for kind, who, words in (("stored", other, kept), ("held back", sender, text)):
             key = f"{kind[0]}{n}" if keyed else None
-            started = time.perf_counter()
-            answer = send(proxied, creator.link_id, words, who, key=key)
-            timings[kind].append(time.perf_counter() - started)
-            told[kind].append(answer.json()["metadata"]["execution_time_ms"] / 1e3)
-            assert answer.status_code == 201, answer.text
+            answer = times.created(kind, partial(send, proxied, creator.link_id, words, who, key))
             last[kind] = answer.json()["data"]["id"]
     inbox = str(proxied.get(f"/message/{creator.link_id}", headers=creator.headers).json())
     assert last["stored"] in inbox
     assert last["held back"] not in inbox
 
-    for seen in (timings, told):
-        assert_alike(seen["held back"], seen["stored"])
+    times.assert_alike("held back", "stored")
