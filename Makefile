@@ -43,7 +43,7 @@ run: $(STAMP) $(MO) fonts ## Serve on http://127.0.0.1:8000 (SQLite in ./anonbox
 	ANONBOX_LOG_FORMAT=$${ANONBOX_LOG_FORMAT:-text} $(BIN)/anonbox serve
 
 test: $(STAMP) $(MO) fonts ## Run the whole test suite (SQLite always; PostgreSQL when reachable, required with CI=true); as root, installs Chromium and the cards' fonts if missing
-	@[ -x /usr/bin/chromium ] || [ "$$(id -u)" != 0 ] || (apt-get update && apt-get install -y chromium)
+	@[ -x /usr/bin/chromium-headless-shell ] || [ "$$(id -u)" != 0 ] || (apt-get update && apt-get install -y chromium-headless-shell)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 lint: $(STAMP) ## ruff and mypy --strict

@@ -1,9 +1,13 @@
 """Browser fixtures: headless Chromium driven by Playwright, against the real server.
 
-Chromium is Debian's ``chromium`` package (``/usr/bin/chromium``, or
-``ANONBOX_TEST_CHROMIUM``), not Playwright's download, which cannot be fetched here.
-``.ci/run`` and ``make test`` (as root) install it when missing; without it these tests
-skip locally and fail with CI=true.
+Chromium is Debian's ``chromium-headless-shell`` package
+(``/usr/bin/chromium-headless-shell``, or ``ANONBOX_TEST_CHROMIUM``), not Playwright's
+download, which cannot be fetched here. It is the same Chromium (version and Blink) as the
+``chromium`` package, built without the desktop browser around it, as Playwright's own
+headless runs use: the suite's browser tests cost half the CPU they cost in the full
+browser's headless mode (docs/decisions.md, "The suite in parallel"). ``.ci/run`` and
+``make test`` (as root) install it when missing; without it these tests skip locally and
+fail with CI=true.
 
 Every page is watched: a Content Security Policy violation reported in the console, an
 uncaught script error, or a request to anything but loopback fails the test (requests
@@ -58,7 +62,7 @@ from tests.auth.conftest import provider as provider  # the same fixture, re-exp
 from tests.conftest import IN_CI, Creator
 from tests.server import Server, anonbox_command
 
-CHROMIUM = Path(os.environ.get("ANONBOX_TEST_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM = Path(os.environ.get("ANONBOX_TEST_CHROMIUM", "/usr/bin/chromium-headless-shell"))
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 DESKTOP = {"width": 1280, "height": 800}
@@ -83,7 +87,7 @@ def _require_chromium() -> None:
     if CHROMIUM.exists():
         return
     reason = (
-        f"Chromium not found at {CHROMIUM}: `apt-get install chromium` "
+        f"Chromium not found at {CHROMIUM}: `apt-get install chromium-headless-shell` "
         "(make test does it when run as root), or set ANONBOX_TEST_CHROMIUM"
     )
     if IN_CI:
