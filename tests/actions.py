@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 
 from tests.conftest import Creator
+from tests.support.http import loopback_client
 
 ERROR_KEYS = {"status_code", "message", "data", "error", "metadata"}
 
@@ -96,7 +97,7 @@ def whole_inbox(base_url: str, creator: Creator) -> dict[str, str]:
     """Every message in the creator's inbox, following next_cursor to the end."""
     found: dict[str, str] = {}
     cursor: str | None = None
-    with httpx.Client(base_url=base_url, timeout=30, headers=creator.headers) as client:
+    with loopback_client(base_url=base_url, timeout=30, headers=creator.headers) as client:
         while True:
             params: dict[str, str | int] = {"limit": 100}
             if cursor:
@@ -127,7 +128,7 @@ class Poster(threading.Thread):
         self.ended_by: str | None = None  # the transport error that stopped it
 
     def run(self) -> None:
-        with httpx.Client(base_url=self.base_url, timeout=30) as client:
+        with loopback_client(base_url=self.base_url, timeout=30) as client:
             for i in itertools.count():
                 text = f"{self.label} #{i}"
                 self.attempted.append(text)

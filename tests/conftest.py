@@ -23,6 +23,7 @@ from _pytest.nodeid import coerce_node_id
 from anonbox.auth.service import create_creator
 from anonbox.core.database import connect
 from tests.server import Server, anonbox_command
+from tests.support.http import loopback_client
 
 pytest_plugins = ["tests.support.mail"]
 
@@ -174,7 +175,7 @@ def server(
 
 @pytest.fixture
 def api(server: Server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, timeout=30) as client:
+    with loopback_client(base_url=server.url, timeout=30) as client:
         yield client
 
 

@@ -30,6 +30,8 @@ from typing import Any
 
 import httpx
 
+from tests.support.http import loopback_get
+
 # Tests send hundreds of messages from 127.0.0.1; the rate-limit tests set their own.
 GENEROUS_LIMITS = {
     "ANONBOX_LIMIT_SIGNIN_NETWORK": "1000000/60",
@@ -201,7 +203,7 @@ class Server:
             try:
                 if (
                     bound in self._log_since(logged)
-                    and httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200
+                    and loopback_get(f"{self.url}/healthz", timeout=1).status_code == 200
                 ):
                     return self
             except httpx.TransportError:

@@ -33,6 +33,7 @@ from tests.actions import (
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.db import query
+from tests.support.http import loopback_client
 
 CONCURRENT = 30
 T = TypeVar("T")
@@ -229,7 +230,7 @@ def test_a_request_waits_for_a_pooled_connection_a_bounded_time_then_gets_503(
         inbox = f"{server.url}/message/{creator.link_id}"
 
         def read(timeout: float = 120) -> httpx.Response:
-            with httpx.Client(timeout=timeout) as client:
+            with loopback_client(timeout=timeout) as client:
                 return client.get(inbox, headers=creator.headers)
 
         assert read().status_code == 200  # the key is proven: the held requests need no lookup

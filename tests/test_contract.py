@@ -31,6 +31,7 @@ from tests.actions import assert_error, inbox_ids, post_message
 from tests.conftest import Creator
 from tests.server import Server
 from tests.support.admin import make_account
+from tests.support.http import loopback_get
 
 SEED = 20_261_124
 MAX_EXAMPLES = 10
@@ -84,7 +85,7 @@ def test_schemathesis_with_every_check_finds_nothing(
 
 @pytest.fixture(scope="module")
 def doc(server: Server) -> dict[str, Any]:
-    response = httpx.get(f"{server.url}/openapi.json", timeout=30)
+    response = loopback_get(f"{server.url}/openapi.json", timeout=30)
     assert response.status_code == 200, response.text
     return response.json()  # type: ignore[no-any-return]
 

@@ -7,13 +7,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.actions import Poster, whole_inbox
 from tests.conftest import make_creator_in
 from tests.notifications.test_outbox import handed_over
 from tests.server import Server
+from tests.support.http import loopback_client
 
 MESSAGES = 50
 WRITERS = 5
@@ -24,7 +24,7 @@ ACKS_BEFORE_KILL = 30  # background acknowledgements seen before the kill lands
 def post_many(base_url: str, link_id: str, texts: list[str]) -> dict[str, str]:
     """Post each text; return {message id: text} for every 201."""
     acknowledged: dict[str, str] = {}
-    with httpx.Client(base_url=base_url, timeout=30) as client:
+    with loopback_client(base_url=base_url, timeout=30) as client:
         for text in texts:
             response = client.post(f"/message/{link_id}", json={"message_content": text})
             if response.status_code == 201:

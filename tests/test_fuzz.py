@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import hypothesis
 import pytest
 import schemathesis
@@ -44,6 +43,7 @@ from schemathesis.schemas import BaseSchema
 from tests.actions import post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.http import loopback_client, loopback_get
 
 SEED = 20_250_505
 MAX_EXAMPLES = 25
@@ -141,7 +141,7 @@ class World:
 
 def make_world(server: Server) -> World:
     creator = make_creator_in(server.database_url)
-    with httpx.Client(base_url=server.url, headers=creator.headers, timeout=30) as api:
+    with loopback_client(base_url=server.url, headers=creator.headers, timeout=30) as api:
 
         def new_link() -> str:
             made = api.post("/links", json={"prompt": "ask me"})
@@ -222,7 +222,7 @@ def creator_schema(server: Server, world: World) -> BaseSchema:
 
 def needing_a_credential(server: Server) -> list[str]:
     """The operations that declare security and no anonymous (empty) requirement in it."""
-    document = httpx.get(f"{server.url}/openapi.json", timeout=30).json()
+    document = loopback_get(f"{server.url}/openapi.json", timeout=30).json()
     return [
         f"{method.upper()} {path}"
         for path, item in document["paths"].items()

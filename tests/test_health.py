@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import make_creator_in
 from tests.server import Server
+from tests.support.http import loopback_get
 
 
 @pytest.mark.parametrize(("path", "message"), [("/healthz", "Up"), ("/readyz", "Ready")])
@@ -106,7 +107,7 @@ def poll(
 ) -> httpx.Response:
     deadline = time.monotonic() + timeout
     while True:
-        response = httpx.get(url, timeout=15)
+        response = loopback_get(url, timeout=15)
         if until(response) or time.monotonic() > deadline:
             return response
         time.sleep(0.2)
@@ -134,7 +135,7 @@ def test_database_outage_is_503_with_retry_after_and_recovers(
     try:
         creator = make_creator_in(url)
         inbox = f"{server.url}/message/{creator.link_id}"
-        assert httpx.get(f"{server.url}/readyz").status_code == 200
+        assert loopback_get(f"{server.url}/readyz").status_code == 200
 
         proxy.cut()
         down = poll(f"{server.url}/readyz", lambda r: r.status_code != 200)
@@ -147,7 +148,7 @@ def test_database_outage_is_503_with_retry_after_and_recovers(
             assert body["data"] is None
             assert body["error"]["code"] == "service_unavailable"
             assert "Traceback" not in response.text
-        assert httpx.get(f"{server.url}/healthz").status_code == 200
+        assert loopback_get(f"{server.url}/healthz").status_code == 200
 
         proxy.open()
         up = poll(f"{server.url}/readyz", lambda r: r.status_code == 200)

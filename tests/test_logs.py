@@ -21,6 +21,7 @@ from tests.actions import assert_error
 from tests.conftest import Creator, make_creator_in
 from tests.safety.test_privacy import IPV4, found_in
 from tests.server import Server
+from tests.support.http import loopback_client
 
 GENERATED_ID = re.compile(r"^[0-9a-f]{16}$")
 REQUEST_KEYS = {
@@ -177,7 +178,7 @@ def test_the_log_names_no_address_no_path_no_query_and_no_body(proxied_server: S
     canary = f"canary-{uuid.uuid4().hex}"
     sender = {"X-Forwarded-For": IPV4}
     ids = []
-    with httpx.Client(base_url=server.url, timeout=30, headers=sender) as api:
+    with loopback_client(base_url=server.url, timeout=30, headers=sender) as api:
         link = f"/message/{creator.link_id}"
         seen = [
             api.post(link, json={"message_content": f"body {canary}"}),
@@ -226,7 +227,7 @@ def test_text_logs_on_request(
         database_url_factory("sqlite"), logs / "text.log", env={"ANONBOX_LOG_FORMAT": "text"}
     ).start()
     try:
-        with httpx.Client(base_url=server.url, timeout=30) as api:
+        with loopback_client(base_url=server.url, timeout=30) as api:
             request_id = api.get("/healthz").headers["x-request-id"]
     finally:
         server.stop()

@@ -19,6 +19,7 @@ from anonbox.core.database import connect
 from tests.actions import assert_error, post_message
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.http import loopback_client
 from tests.support.metrics import Labels, scrape, value
 
 MESSAGE_ROUTE = "/message/{link_id}"
@@ -147,7 +148,7 @@ def scraped_by(api: httpx.Client, address: str) -> dict[tuple[str, Labels], floa
 def test_rate_limited_answers_are_counted_by_route(guarded: Server) -> None:
     creator = make_creator_in(guarded.database_url)
     sender = {"X-Forwarded-For": f"198.51.100.{uuid.uuid4().int % 250 + 1}"}
-    with httpx.Client(base_url=guarded.url, timeout=30) as api:
+    with loopback_client(base_url=guarded.url, timeout=30) as api:
         before = scraped_by(api, SCRAPER)
         statuses = []
         for _ in range(5):
@@ -177,7 +178,7 @@ def test_rate_limited_answers_are_counted_by_route(guarded: Server) -> None:
     ],
 )
 def test_metrics_answer_only_the_allowed_networks(guarded: Server, headers: dict[str, Any]) -> None:
-    with httpx.Client(base_url=guarded.url, timeout=30) as api:
+    with loopback_client(base_url=guarded.url, timeout=30) as api:
         refused = api.get("/metrics", headers=headers)
         unknown = api.get(unknown_path(), headers=headers)
     assert refused.status_code == 404
@@ -193,7 +194,7 @@ def test_metrics_can_be_switched_off(
         database_url_factory("sqlite"), logs / "off.log", env={"ANONBOX_METRICS": "off"}
     ).start()
     try:
-        with httpx.Client(base_url=server.url, timeout=30) as api:
+        with loopback_client(base_url=server.url, timeout=30) as api:
             assert api.get("/healthz").status_code == 200
             assert_error(api.get("/metrics"), 404, "not_found")
     finally:

@@ -39,6 +39,7 @@ from anonbox.core.ids import new_link_id, new_ulid
 from anonbox.core.settings import Settings
 from tests.actions import assert_error
 from tests.server import Server
+from tests.support.http import loopback_client
 
 SUCCESS_KEYS = {"status_code", "message", "data", "metadata"}
 
@@ -775,7 +776,7 @@ def world(
         database_url_factory(backend), log, env={"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32"}
     ).start()
     try:
-        with httpx.Client(base_url=server.url, timeout=30) as http:
+        with loopback_client(base_url=server.url, timeout=30) as http:
             yield seed(server, http)
     finally:
         server.stop()

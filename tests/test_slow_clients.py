@@ -7,10 +7,10 @@ import socket
 import time
 from collections.abc import Callable, Iterator
 
-import httpx
 import pytest
 
 from tests.server import Server
+from tests.support.http import loopback_client
 
 HEAD_TIMEOUT = 1.0
 
@@ -68,7 +68,7 @@ def test_a_request_head_that_does_not_arrive_in_time_closes_the_connection(
 
 def test_a_kept_alive_connection_serves_requests_past_the_head_timeout(strict: Server) -> None:
     """The limit is on a head, not on a connection's life."""
-    with httpx.Client(base_url=strict.url) as client:
+    with loopback_client(base_url=strict.url) as client:
         for _ in range(3):
             assert client.get("/healthz").status_code == 200
             time.sleep(HEAD_TIMEOUT / 2)
@@ -95,7 +95,7 @@ def test_connections_past_the_cap_get_a_503_envelope_until_some_close(capped: Se
     held = [socket.create_connection(("127.0.0.1", capped.port)) for _ in range(MAX_CONNECTIONS)]
     try:
         time.sleep(0.2)  # the server has accepted them all
-        with httpx.Client(base_url=capped.url, timeout=10) as client:
+        with loopback_client(base_url=capped.url, timeout=10) as client:
             refused = client.get("/healthz")
         assert refused.status_code == 503
         assert refused.headers["retry-after"] == "1"
@@ -107,5 +107,5 @@ def test_connections_past_the_cap_get_a_503_envelope_until_some_close(capped: Se
         for sock in held:
             sock.close()
     time.sleep(0.2)
-    with httpx.Client(base_url=capped.url, timeout=10) as client:
+    with loopback_client(base_url=capped.url, timeout=10) as client:
         assert client.get("/healthz").status_code == 200

@@ -9,12 +9,12 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.actions import inbox_ids
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.http import loopback_client
 from tests.test_logs import MIGRATION_LOGGERS, request_line
 from tests.test_metrics import MESSAGE_ROUTE, requests_counted, scrape, value
 
@@ -40,7 +40,7 @@ def workers(
     try:
         # /healthz answered: one worker is up. Wait for the other as the metrics see it.
         deadline = time.monotonic() + START_TIMEOUT
-        with httpx.Client(base_url=server.url, timeout=30) as api:
+        with loopback_client(base_url=server.url, timeout=30) as api:
             while value(scrape(api), "anonbox_workers") < WORKERS:
                 assert time.monotonic() < deadline, "the second worker did not start"
                 time.sleep(0.2)
@@ -53,7 +53,7 @@ def post_on_a_fresh_connection(server: Server, creator: Creator, n: int) -> tupl
     """Send a message over a new connection (either worker may accept it); returns the
     message id and the request id."""
     request_id = f"workers-{uuid.uuid4().hex}"
-    with httpx.Client(base_url=server.url, timeout=30) as api:
+    with loopback_client(base_url=server.url, timeout=30) as api:
         sent = api.post(
             f"/message/{creator.link_id}",
             json={"message_content": f"message {n}"},
@@ -80,7 +80,7 @@ def test_both_workers_serve_and_their_writes_land(workers: Server) -> None:
             break
     assert len(pids) == WORKERS, f"only {pids} answered {len(posted)} posts"
 
-    with httpx.Client(base_url=workers.url, timeout=30) as api:
+    with loopback_client(base_url=workers.url, timeout=30) as api:
         assert set(inbox_ids(api, creator)) == {message_id for message_id, _ in posted}
     migrated_by = {
         r["pid"] for r in workers.log_records() if r["logger"].startswith(MIGRATION_LOGGERS)
@@ -91,7 +91,7 @@ def test_both_workers_serve_and_their_writes_land(workers: Server) -> None:
 
 def test_metrics_add_up_every_worker(workers: Server) -> None:
     creator = make_creator_in(workers.database_url)
-    with httpx.Client(base_url=workers.url, timeout=30) as api:
+    with loopback_client(base_url=workers.url, timeout=30) as api:
         before = scrape(api)
     with ThreadPoolExecutor(8) as pool:
         posted = list(
@@ -101,7 +101,7 @@ def test_metrics_add_up_every_worker(workers: Server) -> None:
 
     # Whichever worker answers a scrape, it reports both workers' counts.
     for _ in range(6):
-        with httpx.Client(base_url=workers.url, timeout=30) as api:
+        with loopback_client(base_url=workers.url, timeout=30) as api:
             after = scrape(api)
         counted = requests_counted(after, MESSAGE_ROUTE, "POST", 201)
         assert counted - requests_counted(before, MESSAGE_ROUTE, "POST", 201) == 40, answered_by
@@ -120,7 +120,7 @@ def test_the_metric_files_go_away_with_the_server(
     ).start(START_TIMEOUT)
     try:
         [directory] = tmp_path.glob("anonbox-metrics-*")
-        with httpx.Client(base_url=server.url, timeout=30) as api:
+        with loopback_client(base_url=server.url, timeout=30) as api:
             assert api.get("/healthz").status_code == 200
         assert list(directory.glob("*.db"))
     finally:

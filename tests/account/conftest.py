@@ -26,6 +26,7 @@ from anonbox.core.settings import Settings
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.db import query
+from tests.support.http import loopback_client
 
 # Every post comes from a sender of its own (X-Forwarded-For from a trusted 127.0.0.1).
 TRUSTING = {"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32", "ANONBOX_WEBHOOK_ALLOW_PRIVATE": "true"}
@@ -258,5 +259,5 @@ def server(
 
 @pytest.fixture
 def api(server: Server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, timeout=60) as client:
+    with loopback_client(base_url=server.url, timeout=60) as client:
         yield client

@@ -10,7 +10,6 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import httpx
 import pytest
 
 from anonbox.core.database import connect
@@ -30,6 +29,7 @@ from tests.actions import assert_error
 from tests.conftest import make_creator_in
 from tests.server import Server
 from tests.support.db import query
+from tests.support.http import loopback_client
 
 GRACE_SECONDS = 3.0
 SHORT_GRACE = {"ANONBOX_ACCOUNT_ERASE_DAYS": f"{GRACE_SECONDS / 86400:.10f}"}
@@ -106,7 +106,7 @@ def rows_naming(database_url: str, needles: set[str]) -> list[str]:
 def test_after_the_grace_period_no_row_anywhere_names_the_account(
     quick: Server, backend: str
 ) -> None:
-    with httpx.Client(base_url=quick.url, timeout=60) as api:
+    with loopback_client(base_url=quick.url, timeout=60) as api:
         victim = furnish(quick, api)
         bystander = furnish(quick, api)
         # Several chunks of the erasure's deletes, on the first link.
@@ -147,7 +147,7 @@ def test_after_the_grace_period_no_row_anywhere_names_the_account(
 def test_an_erased_link_id_is_never_given_out_again(
     quick: Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with httpx.Client(base_url=quick.url, timeout=60) as api:
+    with loopback_client(base_url=quick.url, timeout=60) as api:
         victim = make_creator_in(quick.database_url)
         api.post("/account/deletion", headers=signed_in(quick.database_url, victim.user_id))
         wait_until(lambda: erased(quick.database_url, victim.user_id))
@@ -179,7 +179,7 @@ def test_two_instances_erase_each_account_exactly_once(
     try:
         before = quick.log().count(ERASED_LINE)
         doomed: list[Furnished] = []
-        with httpx.Client(base_url=quick.url, timeout=60) as api:
+        with loopback_client(base_url=quick.url, timeout=60) as api:
             for _ in range(6):
                 account = make_creator_in(quick.database_url)
                 insert_messages(

@@ -13,13 +13,13 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 
-import httpx
 import psutil
 import pytest
 
 from tests.account.conftest import insert_messages, start_server
 from tests.conftest import make_creator_in
 from tests.server import Server
+from tests.support.http import loopback_client
 
 MESSAGES = 100_000
 MB = 1024 * 1024
@@ -63,7 +63,7 @@ def test_an_export_of_100000_messages_keeps_the_servers_memory_flat(big: Server)
     texts = (f"message {i:06d}: what are you reading these days, and why?" for i in range(MESSAGES))
     assert insert_messages(big.database_url, creator.link_id, texts) == MESSAGES
     assert big.process is not None
-    with httpx.Client(base_url=big.url, timeout=300, headers=creator.headers) as api:
+    with loopback_client(base_url=big.url, timeout=300, headers=creator.headers) as api:
         small = make_creator_in(big.database_url)
         for _ in range(3):  # every code path loaded, every pool and buffer warm
             assert api.get("/account/export", headers=small.headers).status_code == 200

@@ -16,7 +16,6 @@ import asyncio
 import atexit
 import contextlib
 import json
-import ssl
 import subprocess
 import sys
 import threading
@@ -39,6 +38,7 @@ from anonbox.auth.service import create_creator
 from anonbox.core.database import connect
 from tests.conftest import Creator
 from tests.server import Server, free_port
+from tests.support.http import TLS
 
 CLIENT_ID = "anonbox-tests"
 CLIENT_SECRET = "anonbox-tests-secret"
@@ -48,12 +48,11 @@ REFRESH_COOKIE = "anonbox_refresh"
 
 
 SESSION_MAX_SECONDS = 2
-_TLS = ssl.create_default_context()  # built once: loading the CA bundle per client costs ~20 ms
 
 
 def http_client(base_url: str = "", **options: Any) -> httpx.Client:
     """A fresh HTTP client with an empty cookie jar, cheap to make."""
-    return httpx.Client(base_url=base_url, timeout=30, verify=_TLS, **options)
+    return httpx.Client(base_url=base_url, timeout=30, verify=TLS, **options)
 
 
 _BROWSER = http_client()  # talks to the provider (and relays to it); keeps no state we use

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from tests.server import Server
+from tests.support.http import loopback_client
 from tests.support.mail import SMTP_PASSWORD, SMTP_USER, SMTPServer, self_signed, start_smtp
 
 
@@ -63,7 +64,7 @@ def anonbox_for(tmp_path: Path, certificate: Certificate) -> Iterator[StartAnonb
 
 
 def ask_for_link(server: Server, address: str) -> httpx.Response:
-    with httpx.Client(base_url=server.url, timeout=30) as browser:
+    with loopback_client(base_url=server.url, timeout=30) as browser:
         page = browser.get("/signin")
         token = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
         assert token, page.text

@@ -27,6 +27,7 @@ from tests.auth.conftest import (
     start_signin,
 )
 from tests.server import Server
+from tests.support.http import loopback_get
 
 PKCE_CLIENT_ID = "anonbox-pkce-tests"
 UserAgents = Callable[[str], httpx.Client]
@@ -126,7 +127,7 @@ def test_the_provider_refuses_a_code_without_its_verifier(
     """What makes the test above mean something: Canaille does check the verifier."""
     ua = new_user_agent(pkce_anonbox.url)
     code, _ = authorize(start_signin(ua))
-    token_endpoint = httpx.get(f"{canaille.url}.well-known/openid-configuration").json()[
+    token_endpoint = loopback_get(f"{canaille.url}.well-known/openid-configuration").json()[
         "token_endpoint"
     ]
 

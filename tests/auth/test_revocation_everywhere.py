@@ -15,7 +15,6 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-import httpx
 import pytest
 
 from anonbox.auth.service import create_creator
@@ -25,6 +24,7 @@ from anonbox.core.settings import Settings
 from tests.core.test_ratelimit import REDIS_URL, _require_redis
 from tests.server import Server
 from tests.support.db import query
+from tests.support.http import loopback_client
 from tests.support.metrics import scrape, value
 
 WITHIN_SECONDS = 1.0
@@ -87,13 +87,13 @@ def bearer(credential: str) -> dict[str, str]:
 
 
 def hits(server: Server) -> float:
-    with httpx.Client(base_url=server.url, timeout=30) as client:
+    with loopback_client(base_url=server.url, timeout=30) as client:
         return value(scrape(client), "anonbox_credentials_hits")
 
 
 def warm(server: Server, credential: str) -> None:
     """Use the credential on ``server`` until it is answered from memory."""
-    with httpx.Client(base_url=server.url, timeout=30) as client:
+    with loopback_client(base_url=server.url, timeout=30) as client:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             before = hits(server)
@@ -108,7 +108,7 @@ def warm(server: Server, credential: str) -> None:
 
 def refused_within(server: Server, credential: str, seconds: float) -> float | None:
     """How long ``server`` kept accepting the credential (None: past ``seconds``)."""
-    with httpx.Client(base_url=server.url, timeout=30) as client:
+    with loopback_client(base_url=server.url, timeout=30) as client:
         start = time.monotonic()
         while True:
             status = client.get("/user", headers=bearer(credential)).status_code
@@ -125,7 +125,7 @@ def test_a_revoked_api_key_is_refused_everywhere_within_a_second(pair: Pair) -> 
     account = new_account(pair.first.database_url)
     warm(pair.first, account.api_key)
     warm(pair.second, account.api_key)
-    with httpx.Client(base_url=pair.first.url, timeout=30) as first:
+    with loopback_client(base_url=pair.first.url, timeout=30) as first:
         [key] = first.get("/auth/api-keys", headers=bearer(account.access_token)).json()["data"][
             "items"
         ]
@@ -137,7 +137,7 @@ def test_a_revoked_api_key_is_refused_everywhere_within_a_second(pair: Pair) -> 
 
     assert took is not None, f"the second instance still took the key after {WITHIN_SECONDS}s"
     # The account's session was cached too, and is untouched by revoking a key.
-    with httpx.Client(base_url=pair.second.url, timeout=30) as second:
+    with loopback_client(base_url=pair.second.url, timeout=30) as second:
         assert second.get("/user", headers=bearer(account.access_token)).status_code == 200
 
 
@@ -145,7 +145,7 @@ def test_a_signed_out_session_is_refused_everywhere_within_a_second(pair: Pair) 
     account = new_account(pair.first.database_url)
     warm(pair.first, account.access_token)
     warm(pair.second, account.access_token)
-    with httpx.Client(base_url=pair.first.url, timeout=30) as first:
+    with loopback_client(base_url=pair.first.url, timeout=30) as first:
         out = first.post("/auth/logout", headers=bearer(account.access_token))
         assert out.status_code == 200, out.text
         assert first.get("/user", headers=bearer(account.access_token)).status_code == 401
@@ -153,7 +153,7 @@ def test_a_signed_out_session_is_refused_everywhere_within_a_second(pair: Pair) 
     took = refused_within(pair.second, account.access_token, WITHIN_SECONDS)
 
     assert took is not None, f"the second instance still took the token after {WITHIN_SECONDS}s"
-    with httpx.Client(base_url=pair.second.url, timeout=30) as second:
+    with loopback_client(base_url=pair.second.url, timeout=30) as second:
         assert second.get("/user", headers=bearer(account.api_key)).status_code == 200
 
 
@@ -162,7 +162,7 @@ def test_a_deletion_request_ends_every_credential_everywhere_within_a_second(pai
     for server in (pair.first, pair.second):
         warm(server, account.api_key)
         warm(server, account.access_token)
-    with httpx.Client(base_url=pair.first.url, timeout=30) as first:
+    with loopback_client(base_url=pair.first.url, timeout=30) as first:
         asked = first.post("/account/deletion", headers=bearer(account.access_token))
         assert asked.status_code == 201, asked.text
 
@@ -183,7 +183,7 @@ def terminate_listeners(database_url: str) -> int:
 
 
 def new_key(server: Server, account: Account) -> dict[str, str]:
-    with httpx.Client(base_url=server.url, timeout=30) as client:
+    with loopback_client(base_url=server.url, timeout=30) as client:
         made = client.post(
             "/auth/api-keys", json={"name": "bot"}, headers=bearer(account.access_token)
         )
@@ -192,7 +192,7 @@ def new_key(server: Server, account: Account) -> dict[str, str]:
 
 
 def revoke(server: Server, account: Account, key_id: str) -> None:
-    with httpx.Client(base_url=server.url, timeout=30) as client:
+    with loopback_client(base_url=server.url, timeout=30) as client:
         revoked = client.delete(f"/auth/api-keys/{key_id}", headers=bearer(account.access_token))
     assert revoked.status_code == 200, revoked.text
 

@@ -61,6 +61,7 @@ from tests.auth.conftest import Provider, signin_env
 from tests.auth.conftest import provider as provider  # the same fixture, re-exported here
 from tests.conftest import IN_CI, Creator
 from tests.server import Server, anonbox_command
+from tests.support.http import loopback_client
 
 CHROMIUM = Path(os.environ.get("ANONBOX_TEST_CHROMIUM", "/usr/bin/chromium-headless-shell"))
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
@@ -231,7 +232,7 @@ class Site:
         return Creator(document["user_id"], document["link_id"], document["api_key"])
 
     def api(self) -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=30)
+        return loopback_client(base_url=self.url, timeout=30)
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgresql"])

@@ -36,6 +36,7 @@ from tests.conftest import Creator
 from tests.server import Server
 from tests.support.admin import Admin, csrf_of, make_account, signed_in_browser
 from tests.support.db import execute
+from tests.support.http import loopback_client, loopback_get
 from tests.support.mail import SMTPServer, smtp_server, text_of
 from tests.support.signin import signin_link_command
 
@@ -146,7 +147,7 @@ def world(full: Server, smtp_server: SMTPServer) -> World:
     being deleted."""
     admin = off_the_loop(lambda: make_account(full.database_url, admin=True))
     creator = admin.creator
-    with httpx.Client(base_url=full.url, timeout=30) as api:
+    with loopback_client(base_url=full.url, timeout=30) as api:
         ids = [
             _post(api, creator.link_id, f"{i}. {LONG}", i).json()["data"]["id"] for i in range(24)
         ]
@@ -305,7 +306,7 @@ def test_every_page_passes_axe_and_stays_light(
     violations: list[str] = []
     weight: list[str] = []
     url = world.server.url
-    css = httpx.get(f"{url}/static/app.css").text
+    css = loopback_get(f"{url}/static/app.css").text
     tag = f"{lang}-{theme}"
     options = {"color_scheme": theme, "locale": locale, "viewport": PHONE}
     if lang == "ja":
@@ -355,7 +356,7 @@ def test_the_first_inbox_page_is_full_and_still_under_the_budget(world: World) -
     """A full first inbox page of long messages, weighed as a phone downloads it: gzipped
     (every browser asks for it), so what a slow connection carries is under the budget
     even where the HTML itself, twenty 480-character messages with their forms, is not."""
-    with httpx.Client(base_url=world.server.url, timeout=30) as browser:
+    with loopback_client(base_url=world.server.url, timeout=30) as browser:
         followed = browser.get(signin_link_command(world.server, world.admin.email))
         assert followed.status_code == 303, followed.text
         pages = {

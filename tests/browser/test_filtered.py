@@ -8,15 +8,15 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 
-import httpx
 from playwright.sync_api import BrowserContext, expect
 
 from tests.browser.conftest import DESKTOP, Site, off_the_loop
+from tests.support.http import loopback_client
 from tests.support.signin import signin_link_command
 
 
 def post(site: Site, link_id: str, text: str) -> str:
-    with httpx.Client(base_url=site.url, timeout=30) as api:
+    with loopback_client(base_url=site.url, timeout=30) as api:
         sent = api.post(f"/message/{link_id}", json={"message_content": text})
         assert sent.status_code == 201, sent.text
         return str(sent.json()["data"]["id"])

@@ -10,12 +10,12 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.browser.conftest import PHONE, Screenshot
 from tests.server import Server
+from tests.support.http import loopback_client
 from tests.support.mail import SMTPServer, signin_link_in
 
 SESSION_COOKIE = "anonbox_session"
@@ -197,7 +197,7 @@ def test_the_sixteenth_link_for_one_address_in_an_hour_is_refused(
 ) -> None:
     address = new_address()
     for _ in range(15):  # fifteen browsers ask for the same address (quicker over HTTP)
-        with httpx.Client(base_url=fresh.url) as other:
+        with loopback_client(base_url=fresh.url) as other:
             token = other.get("/signin").cookies["anonbox_csrf"]
             asked = other.post("/signin/email", data={"csrf_token": token, "email": address})
             assert asked.status_code == 200, asked.text

@@ -10,7 +10,6 @@ import json
 import uuid
 from collections.abc import Callable, Iterator
 
-import httpx
 import pytest
 from altcha.v1 import Challenge, solve_challenge
 from playwright.sync_api import BrowserContext, expect
@@ -18,6 +17,7 @@ from playwright.sync_api import BrowserContext, expect
 from tests.browser.conftest import PHONE, Screenshot, _require_chromium, off_the_loop
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.http import loopback_client
 from tests.support.signin import signin_link_command
 
 LINK_RATE = 5
@@ -40,7 +40,7 @@ def flooded(
 
 def flood(server: Server, link_id: str, posts: int) -> list[int]:
     """Posts from ``posts`` different addresses, none of them proving anything."""
-    with httpx.Client(base_url=server.url, timeout=30) as api:
+    with loopback_client(base_url=server.url, timeout=30) as api:
         return [
             api.post(
                 f"/message/{link_id}",
@@ -52,7 +52,7 @@ def flood(server: Server, link_id: str, posts: int) -> list[int]:
 
 
 def inbox_texts(server: Server, creator: Creator) -> list[str]:
-    with httpx.Client(base_url=server.url, timeout=30) as api:
+    with loopback_client(base_url=server.url, timeout=30) as api:
         answer = api.get(f"/message/{creator.link_id}?limit=100", headers=creator.headers)
     assert answer.status_code == 200, answer.text
     return [item["message_content"] for item in answer.json()["data"]["items"]]
@@ -67,7 +67,7 @@ def test_a_person_gets_through_a_flood_that_a_script_does_not(
     assert set(statuses[LINK_RATE:]) == {429}
 
     # A scripted sender that does not solve the challenge stays out.
-    with httpx.Client(base_url=flooded.url, timeout=30) as script:
+    with loopback_client(base_url=flooded.url, timeout=30) as script:
         answer = script.post(
             f"/message/{creator.link_id}",
             json={"message_content": "a script's message"},
@@ -106,7 +106,7 @@ def test_without_javascript_a_flooded_link_says_so_and_keeps_the_text(
 
 def proved_post(server: Server, link_id: str, text: str, address: str) -> int:
     """A post that solves the challenge it is given, as any ALTCHA client would."""
-    with httpx.Client(base_url=server.url, timeout=30) as api:
+    with loopback_client(base_url=server.url, timeout=30) as api:
         headers = {"X-Forwarded-For": address}
         path = f"/message/{link_id}"
         asked = api.post(path, json={"message_content": text}, headers=headers)

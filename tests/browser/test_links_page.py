@@ -7,15 +7,15 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 
-import httpx
 from playwright.sync_api import BrowserContext, expect
 
 from tests.browser.conftest import DESKTOP, Site, off_the_loop
+from tests.support.http import loopback_client
 from tests.support.signin import signin_link_command
 
 
 def post(site: Site, link_id: str, text: str) -> str:
-    with httpx.Client(base_url=site.url, timeout=30) as api:
+    with loopback_client(base_url=site.url, timeout=30) as api:
         sent = api.post(f"/message/{link_id}", json={"message_content": text})
         assert sent.status_code == 201, sent.text
         return str(sent.json()["data"]["id"])
@@ -83,7 +83,7 @@ def test_links_are_made_cleaned_up_and_deleted_with_a_confirmation(
     page.locator(f'[data-link-id="{link_id}"]').get_by_role("link", name="Delete link…").click()
     page.locator("#confirm").click()
     expect(page.locator("#links li.link-row")).to_have_count(1)
-    with httpx.Client(base_url=site.url, timeout=30) as api:
+    with loopback_client(base_url=site.url, timeout=30) as api:
         gone = api.post(f"/message/{link_id}", json={"message_content": "x"})
         assert gone.status_code == 404, gone.text  # the API's `link_gone`; the pages say 410
         assert gone.json()["error"]["code"] == "link_gone", gone.text
@@ -111,6 +111,6 @@ def test_a_stranger_cannot_use_the_clean_ups_of_someone_elses_link(
     ):
         done = page.request.post(f"{site.url}{path}", form={"csrf_token": token})
         assert done.status == 403, path
-    with httpx.Client(base_url=site.url, timeout=30) as api:
+    with loopback_client(base_url=site.url, timeout=30) as api:
         inbox = api.get(f"/message/{victim.link_id}", headers=victim.headers)
         assert [m["message_content"] for m in inbox.json()["data"]["items"]] == ["do not delete me"]

@@ -19,6 +19,7 @@ from tests.conftest import Creator, make_creator_in
 from tests.moderation.conftest import report
 from tests.server import Server
 from tests.support.admin import make_account
+from tests.support.http import loopback_client
 from tests.support.signin import signin_link_command
 
 SPAMMER = {"X-Forwarded-For": "203.0.113.45"}
@@ -52,7 +53,7 @@ def test_an_admin_works_the_queue_mutes_a_phrase_and_reads_the_log(
     admin = off_the_loop(lambda: make_account(moderated.database_url, admin=True))
     creator, elsewhere = (off_the_loop(make_creator_in, moderated.database_url) for _ in range(2))
     phrase = f"zq{uuid.uuid4().hex[:8]} spam"
-    with httpx.Client(base_url=moderated.url, timeout=30) as api:
+    with loopback_client(base_url=moderated.url, timeout=30) as api:
         rude = send(api, SPAMMER, creator, "rude words here")
         post_reply(api, creator, rude, "please stop")
         rude_report = report(api, creator, rude, "harassment")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 
-import httpx
 import pytest
 from playwright.sync_api import BrowserContext, expect
 from standardwebhooks import Webhook
@@ -16,6 +15,7 @@ from tests.browser.conftest import DESKTOP, Screenshot, _require_chromium, off_t
 from tests.notifications.test_webhooks import Receiver, wait_for
 from tests.notifications.test_webhooks import receiver as receiver  # the same fixture
 from tests.server import Server
+from tests.support.http import loopback_client
 from tests.support.signin import signin_link_command
 
 
@@ -52,7 +52,7 @@ def test_a_creator_adds_a_webhook_and_watches_it_deliver(
     secret = page.locator("#new-webhook-secret").inner_text()
     assert secret.startswith("whsec_")
 
-    with httpx.Client(base_url=hooked.url, timeout=30) as api:
+    with loopback_client(base_url=hooked.url, timeout=30) as api:
         sent = api.post(f"/message/{link_id}", json={"message_content": "hello, webhook"})
         assert sent.status_code == 201, sent.text
     wait_for(lambda: len(receiver.received) >= 1)

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from html.parser import HTMLParser
 from typing import Any
 
-import httpx
 from PIL import Image
 from playwright.sync_api import BrowserContext, Page, expect
 
@@ -23,6 +22,7 @@ from tests.actions import post_message, post_reply
 from tests.browser.conftest import PHONE, Screenshot, Site, Watch
 from tests.browser.test_full_path import sign_in
 from tests.conftest import Creator
+from tests.support.http import loopback_get
 
 # Records what a page hands to the share sheet: a stand-in for a phone's navigator.share.
 FAKE_SHARE = """
@@ -307,10 +307,10 @@ def test_anonbox_installs_as_an_app(site: Site, new_context: Callable[..., Brows
            }"""
     )
     assert state in {"activating", "activated"}
-    worker = httpx.get(f"{site.url}/sw.js")
+    worker = loopback_get(f"{site.url}/sw.js")
     assert worker.headers["content-type"].startswith("text/javascript")
     # Its notices show the app icon, a PNG (Android draws no SVG in a notification).
     icon = re.search(r'icon: "([^"]+)"', worker.text)
     assert icon
-    with Image.open(io.BytesIO(httpx.get(site.url + icon.group(1)).content)) as drawn:
+    with Image.open(io.BytesIO(loopback_get(site.url + icon.group(1)).content)) as drawn:
         assert drawn.format == "PNG"

@@ -28,6 +28,7 @@ from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.admin import make_account
 from tests.support.db import execute, query
+from tests.support.http import loopback_client
 from tests.support.signin import signed_in
 
 UNKNOWN_ULID = "01jabcdefghjkmnpqrstvwxyz0"
@@ -50,7 +51,7 @@ def server(
 
 @pytest.fixture
 def api(server: Server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, timeout=30) as client:
+    with loopback_client(base_url=server.url, timeout=30) as client:
         yield client
 
 

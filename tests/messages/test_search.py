@@ -25,6 +25,7 @@ from tests.actions import assert_error, inbox_items, post_message, post_reply
 from tests.conftest import Creator
 from tests.messages.test_listing import pipelined_posts
 from tests.server import Server
+from tests.support.http import loopback_client
 
 UNKNOWN_LINK = "nosuchlink0"
 
@@ -201,7 +202,7 @@ def test_a_text_in_a_few_percent_of_a_long_inbox_is_paged_through_every_step(
     newest_first = sorted(sent, reverse=True)
     plums = [i for i in newest_first if sent[i].startswith("plum")]
     ganbas = [i for i in newest_first if sent[i].startswith("ガンバ")]
-    with httpx.Client(base_url=server.url, timeout=30) as api:
+    with loopback_client(base_url=server.url, timeout=30) as api:
         for q, wanted in (("plum", plums), ("ガン", ganbas), ("ガンバ", ganbas)):
             for limit in (7, 100):
                 pages = all_pages(api, creator, q, limit)

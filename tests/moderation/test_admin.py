@@ -22,6 +22,7 @@ from tests.moderation.conftest import (
     resolve,
 )
 from tests.server import Server
+from tests.support.http import loopback_client
 from tests.test_cli import anonbox, fresh_email
 
 UNKNOWN_ULID = "01jabcdefghjkmnpqrstvwxyz0"
@@ -187,7 +188,7 @@ BYSTANDER = {"X-Forwarded-For": "198.51.100.7"}
 
 @pytest.fixture
 def lone_api(lone_server: Server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=lone_server.url, timeout=30) as client:
+    with loopback_client(base_url=lone_server.url, timeout=30) as client:
         yield client
 
 

@@ -28,6 +28,7 @@ from tests.support.admin import (
     unique_phrase,
     unmute_phrase,
 )
+from tests.support.http import loopback_client
 
 PAGES = ["/admin", "/admin/phrases", "/admin/log"]
 SPAMMER = {"X-Forwarded-For": "203.0.113.99"}
@@ -226,7 +227,7 @@ def test_blocking_the_sender_from_the_queue_blocks_them_on_every_link(
     admin = make_account(lone_server.database_url, admin=True)
     victim, elsewhere = (make_creator_in(lone_server.database_url) for _ in range(2))
     with (
-        httpx.Client(base_url=lone_server.url, timeout=30) as api,
+        loopback_client(base_url=lone_server.url, timeout=30) as api,
         closing(signed_in_browser(lone_server, admin.email)) as browser,
     ):
 

@@ -23,6 +23,7 @@ from tests.support.admin import (
     unmute_phrase,
 )
 from tests.support.db import query
+from tests.support.http import loopback_client
 
 ENTRY_KEYS = {"id", "admin_id", "action", "target_id", "detail", "created_at"}
 SPAMMER = "203.0.113.77"
@@ -59,7 +60,7 @@ def sender_hashes(database_url: str) -> set[str]:
 
 @pytest.fixture
 def lone_api(lone_server: Server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=lone_server.url, timeout=30) as client:
+    with loopback_client(base_url=lone_server.url, timeout=30) as client:
         yield client
 
 

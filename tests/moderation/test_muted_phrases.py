@@ -33,6 +33,7 @@ from tests.support.admin import (
     unique_phrase,
     unmute_phrase,
 )
+from tests.support.http import loopback_client
 from tests.support.metrics import scrape, value
 
 ULID = re.compile(r"^[0-9a-hjkmnp-tv-z]{26}$")
@@ -281,7 +282,7 @@ def fill_phrases(database_url: str, count: int) -> None:
 def test_the_site_mutes_at_most_1000_phrases(lone_server: Server) -> None:
     admin = make_account(lone_server.database_url, admin=True)
     fill_phrases(lone_server.database_url, 999)
-    with httpx.Client(base_url=lone_server.url, timeout=30) as api:
+    with loopback_client(base_url=lone_server.url, timeout=30) as api:
         last = mute_phrase(api, admin, "the thousandth")
         refused = api.post(
             "/admin/muted-phrases", json={"phrase": "one more"}, headers=admin.headers
@@ -315,7 +316,7 @@ def test_a_post_makes_no_more_queries_with_site_phrases_than_without(
             post_message(api, creator.link_id, f"my own message {n}")
         return queries(api) - before
 
-    with httpx.Client(base_url=lone_server.url, timeout=30) as api:
+    with loopback_client(base_url=lone_server.url, timeout=30) as api:
         assert api.post("/muted-words", json={"word": "own"}, headers=creator.headers).is_success
         # The fewest of three runs: the counter also counts the service's background reads
         # (the outbox relay's, whose number depends on how posts fall into its batches, and
@@ -340,8 +341,8 @@ def test_another_instance_sees_a_new_or_removed_phrase_at_once(
         creator = make_creator_in(lone_server.database_url)
         text = unique_phrase()
         with (
-            httpx.Client(base_url=lone_server.url, timeout=30) as first_api,
-            httpx.Client(base_url=second.url, timeout=30) as second_api,
+            loopback_client(base_url=lone_server.url, timeout=30) as first_api,
+            loopback_client(base_url=second.url, timeout=30) as second_api,
         ):
             mute_phrase(first_api, admin, unique_phrase())  # the second caches a list of one
             # (Without the phrase: muted later, it would move to the filtered folder.)

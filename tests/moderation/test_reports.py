@@ -15,6 +15,7 @@ from tests.actions import assert_error, post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.moderation.conftest import all_reports, report, report_by_id, resolve
 from tests.server import Server
+from tests.support.http import loopback_client
 
 ENVELOPE_KEYS = {"status_code", "message", "data", "metadata"}
 REPORT_KEYS = {
@@ -260,7 +261,7 @@ def as_from(address: str) -> dict[str, str]:
 
 def test_reports_on_made_up_ids_count_against_nothing(report_limited: Server) -> None:
     creator = make_creator_in(report_limited.database_url)
-    with httpx.Client(base_url=report_limited.url, timeout=30) as api:
+    with loopback_client(base_url=report_limited.url, timeout=30) as api:
         message_id = post_message(api, creator.link_id, "report me")
         prober = as_from("203.0.113.71")
         for n in range(20):  # a flood of reports on ids that are not there
@@ -290,7 +291,7 @@ def test_reports_on_made_up_ids_count_against_nothing(report_limited: Server) ->
 
 def test_many_reports_do_not_close_the_link_to_messages(report_limited: Server) -> None:
     creator = make_creator_in(report_limited.database_url)
-    with httpx.Client(base_url=report_limited.url, timeout=30) as api:
+    with loopback_client(base_url=report_limited.url, timeout=30) as api:
         message_id = post_message(api, creator.link_id, "a popular target")
         about = f"/message/{creator.link_id}/{message_id}/report"
         for n in range(10):  # ten reporters (ten networks), more than the three messages a minute
@@ -308,7 +309,7 @@ def test_a_reporters_network_is_limited_as_a_whole_too(report_limited: Server) -
     """Two reports per reporter; an IPv4 /24 as 4 reporters (8), so new addresses in one
     network stop helping."""
     creator = make_creator_in(report_limited.database_url)
-    with httpx.Client(base_url=report_limited.url, timeout=30) as api:
+    with loopback_client(base_url=report_limited.url, timeout=30) as api:
         message_id = post_message(api, creator.link_id, "report me")
         about = f"/message/{creator.link_id}/{message_id}/report"
 

@@ -23,6 +23,7 @@ from aiosmtpd.smtp import Envelope, Session
 from tests.actions import assert_error, post_message
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server, free_port
+from tests.support.http import loopback_client
 from tests.support.mail import Mailbox, text_of
 from tests.support.signin import signin_link_command
 
@@ -92,7 +93,7 @@ def mailbox(smtp: tuple[RefusingHandler, int]) -> Iterator[RefusingHandler]:
 
 @pytest.fixture
 def api(noticed: Server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=noticed.url, timeout=30) as client:
+    with loopback_client(base_url=noticed.url, timeout=30) as client:
         yield client
 
 
@@ -147,7 +148,7 @@ def test_immediate_notice_carries_the_text_and_a_one_click_unsubscribe(
     assert unsubscribe.strip("<>") in text_of(notice)  # for a person, in the text too
 
     # A person who opens it (or a link scanner) gets a button, and nothing changes yet.
-    with httpx.Client(timeout=30) as browser:
+    with loopback_client(timeout=30) as browser:
         page = browser.get(unsubscribe.strip("<>"))
     assert page.status_code == 200, page.text
     assert page.headers["content-type"].startswith("text/html")
@@ -155,7 +156,7 @@ def test_immediate_notice_carries_the_text_and_a_one_click_unsubscribe(
     assert api.get("/notifications/email", headers=creator.headers).json()["data"]["active"]
 
     # What a mail program does (RFC 8058): a POST with no cookie and no key.
-    with httpx.Client(timeout=30) as stranger:
+    with loopback_client(timeout=30) as stranger:
         done = stranger.post(
             unsubscribe.strip("<>"),
             content=b"List-Unsubscribe=One-Click",
@@ -254,7 +255,7 @@ def test_an_address_verified_by_signing_in_needs_no_confirmation_mail(
 
 def test_the_dashboard_form_chooses_a_digest(noticed: Server, mailbox: RefusingHandler) -> None:
     address = f"dashboard-{uuid.uuid4().hex[:8]}@example.com"
-    with httpx.Client(base_url=noticed.url, timeout=30) as browser:
+    with loopback_client(base_url=noticed.url, timeout=30) as browser:
         opened = browser.get(signin_link_command(noticed, address))
         assert opened.status_code == 303, opened.text
         page = browser.get("/dashboard/notifications")

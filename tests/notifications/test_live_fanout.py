@@ -19,6 +19,7 @@ from anonbox.core.database import connect
 from anonbox.core.settings import Settings
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.http import loopback_client
 from tests.support.metrics import scrape, value
 
 STREAMS = 1000
@@ -62,13 +63,13 @@ def access_tokens(database_url: str, creator: Creator, count: int) -> list[str]:
 
 
 def post(server: Server, link_id: str, text: str) -> None:
-    with httpx.Client(base_url=server.url, timeout=10) as api:
+    with loopback_client(base_url=server.url, timeout=10) as api:
         answer = api.post(f"/message/{link_id}", json={"message_content": text})
         assert answer.status_code == 201, answer.text
 
 
 def queries(server: Server) -> float:
-    with httpx.Client(base_url=server.url, timeout=10) as api:
+    with loopback_client(base_url=server.url, timeout=10) as api:
         return value(scrape(api), "anonbox_db_queries")
 
 
@@ -81,7 +82,7 @@ def test_a_message_posted_to_one_instance_reaches_a_stream_on_the_other_at_once(
     path = f"/dashboard/links/{creator.link_id}/events"
     timeout = httpx.Timeout(10.0, read=5.0)
     with (
-        httpx.Client(base_url=second.url, cookies={"anonbox_session": token}) as browser,
+        loopback_client(base_url=second.url, cookies={"anonbox_session": token}) as browser,
         browser.stream("GET", path, timeout=timeout) as events,
     ):
         assert events.status_code == 200

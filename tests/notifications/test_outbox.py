@@ -15,6 +15,7 @@ from anonbox.core.database import connect
 from tests.actions import post_message, post_reply
 from tests.conftest import Creator
 from tests.server import Server
+from tests.support.http import loopback_client
 
 WRITERS = 8
 PER_WRITER = 5
@@ -54,7 +55,7 @@ def test_every_message_reply_and_deletion_is_committed_with_its_event(
     server: Server, api: httpx.Client, creator: Creator
 ) -> None:
     def write(n: int) -> list[str]:
-        with httpx.Client(base_url=server.url, timeout=30) as client:
+        with loopback_client(base_url=server.url, timeout=30) as client:
             return [post_message(client, creator.link_id, f"w{n} #{i}") for i in range(PER_WRITER)]
 
     with ThreadPoolExecutor(WRITERS) as pool:  # concurrent: group-committed batches

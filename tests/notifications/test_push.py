@@ -31,6 +31,7 @@ from tests.actions import assert_error, post_message
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.db import execute
+from tests.support.http import loopback_client
 from tests.support.signin import signin_link_command
 
 NO_PREVIEW = "Open your inbox to read it"
@@ -191,7 +192,7 @@ def pushed(
 
 @pytest.fixture
 def api(pushed: Server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=pushed.url, timeout=30) as client:
+    with loopback_client(base_url=pushed.url, timeout=30) as client:
         yield client
 
 
@@ -382,7 +383,7 @@ def test_the_service_worker_is_served_at_the_root(pushed: Server, api: httpx.Cli
 def test_the_dashboard_page_stores_and_removes_this_device(
     pushed: Server, push_service: PushService
 ) -> None:
-    browser = httpx.Client(base_url=pushed.url, timeout=30, headers={"Origin": pushed.url})
+    browser = loopback_client(base_url=pushed.url, timeout=30, headers={"Origin": pushed.url})
     with browser:
         signed_in = browser.get(signin_link_command(pushed, f"{uuid.uuid4().hex[:10]}@example.com"))
         assert signed_in.status_code == 303

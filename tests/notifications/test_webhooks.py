@@ -22,6 +22,7 @@ from anonbox.notifications.courier import LEASE_SECONDS
 from tests.actions import post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.http import loopback_client
 from tests.support.metrics import scrape, value
 
 GIVE_UP_SECONDS = 3
@@ -109,7 +110,7 @@ def test_events_arrive_signed_and_in_order_with_only_what_the_inbox_shows(
     hooked: Server, receiver: Receiver
 ) -> None:
     creator = make_creator_in(hooked.database_url)
-    with httpx.Client(base_url=hooked.url, timeout=30) as api:
+    with loopback_client(base_url=hooked.url, timeout=30) as api:
         hook = add_webhook(api, creator, receiver.url)
         assert hook["secret"].startswith("whsec_")
         assert hook["events"] == [
@@ -177,7 +178,7 @@ def test_a_receiver_down_for_a_while_gets_every_event_once_it_is_back(
 ) -> None:
     creator = make_creator_in(hooked.database_url)
     receiver.status = 503
-    with httpx.Client(base_url=hooked.url, timeout=30) as api:
+    with loopback_client(base_url=hooked.url, timeout=30) as api:
         hook = add_webhook(api, creator, receiver.url)
         ids = [post_message(api, creator.link_id, f"while down {n}") for n in range(3)]
         wait_for(lambda: len(receiver.received) >= 2)  # refused, retried
@@ -211,7 +212,7 @@ def test_an_endpoint_failing_past_the_give_up_time_is_disabled(
 ) -> None:
     creator = make_creator_in(hooked.database_url)
     receiver.status = 500
-    with httpx.Client(base_url=hooked.url, timeout=30) as api:
+    with loopback_client(base_url=hooked.url, timeout=30) as api:
         hook = add_webhook(api, creator, receiver.url)
         post_message(api, creator.link_id, "nobody hears this")
 
@@ -235,7 +236,7 @@ def test_an_endpoint_failing_past_the_give_up_time_is_disabled(
 def test_a_slow_receiver_holds_up_only_its_own_endpoint(hooked: Server, receiver: Receiver) -> None:
     slow_creator, other = make_creator_in(hooked.database_url), make_creator_in(hooked.database_url)
     receiver.delay = 0.0
-    with httpx.Client(base_url=hooked.url, timeout=30) as api:
+    with loopback_client(base_url=hooked.url, timeout=30) as api:
         add_webhook(api, slow_creator, "http://10.255.255.1:9/hook")  # never answers
         add_webhook(api, other, receiver.url)
         post_message(api, slow_creator.link_id, "to the black hole")
@@ -248,7 +249,7 @@ def test_a_slow_receiver_holds_up_only_its_own_endpoint(hooked: Server, receiver
 
 def test_a_test_event_can_be_sent_on_request(hooked: Server, receiver: Receiver) -> None:
     creator = make_creator_in(hooked.database_url)
-    with httpx.Client(base_url=hooked.url, timeout=30) as api:
+    with loopback_client(base_url=hooked.url, timeout=30) as api:
         hook = add_webhook(api, creator, receiver.url, events=["reply.created"])
         post_message(api, creator.link_id, "not subscribed to this")
         sent = api.post(f"/webhooks/{hook['id']}/test", headers=creator.headers)
@@ -293,7 +294,7 @@ def test_private_and_odd_destinations_are_refused_by_default(
 
 def test_webhooks_are_each_creators_own(hooked: Server, receiver: Receiver) -> None:
     owner, stranger = make_creator_in(hooked.database_url), make_creator_in(hooked.database_url)
-    with httpx.Client(base_url=hooked.url, timeout=30) as api:
+    with loopback_client(base_url=hooked.url, timeout=30) as api:
         hook = add_webhook(api, owner, receiver.url)
         for method, path in [
             ("GET", f"/webhooks/{hook['id']}/deliveries"),
@@ -326,7 +327,7 @@ def test_nothing_is_lost_when_the_service_is_killed_mid_delivery(
         first = Server(url, log, env=env).start(60)
         try:
             creator = make_creator_in(url)
-            with httpx.Client(base_url=first.url, timeout=30) as api:
+            with loopback_client(base_url=first.url, timeout=30) as api:
                 hook = add_webhook(api, creator, receiver.url)
                 ids = [
                     post_message(api, creator.link_id, f"before the crash {n}") for n in range(5)
@@ -367,11 +368,11 @@ def test_two_instances_deliver_each_event_once(
     servers = [Server(url, logs / f"{n}.log", env=env).start(60) for n in range(2)]
     try:
         creator = make_creator_in(url)
-        with httpx.Client(base_url=servers[0].url, timeout=30) as api:
+        with loopback_client(base_url=servers[0].url, timeout=30) as api:
             add_webhook(api, creator, receiver.url)
         ids = []
         for n in range(20):
-            with httpx.Client(base_url=servers[n % 2].url, timeout=30) as api:
+            with loopback_client(base_url=servers[n % 2].url, timeout=30) as api:
                 ids.append(post_message(api, creator.link_id, f"to instance {n % 2}"))
         wait_for(lambda: len(receiver.received) >= 20, 15)
         time.sleep(1.5)  # and no second copy follows

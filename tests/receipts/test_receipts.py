@@ -26,6 +26,7 @@ from tests.actions import assert_error, inbox_items, post_reply, reply_items
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.db import execute, query
+from tests.support.http import loopback_client
 from tests.support.signin import signed_in
 from tests.support.timing import AnswerTimes
 
@@ -50,7 +51,7 @@ def site(
 
 @pytest.fixture
 def api(site: Server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=site.url, timeout=30) as client:
+    with loopback_client(base_url=site.url, timeout=30) as client:
         yield client
 
 

@@ -33,6 +33,7 @@ from tests.actions import ERROR_KEYS, inbox_items
 from tests.conftest import Creator, make_creator_in
 from tests.core.test_ratelimit import REDIS_URL, _redis_reachable, _require_redis
 from tests.server import Server, free_port
+from tests.support.http import loopback_client
 
 TRUST_LOOPBACK = {"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32"}
 # The limited server: 3 posts per sender per link, 5 per sender, 6 per link (each a minute).
@@ -152,7 +153,7 @@ def redis_pair(deployment: Deployment) -> tuple[Server, Server]:
 
 
 def client(server: Server, **options: Any) -> httpx.Client:
-    return httpx.Client(**{"base_url": server.url, "timeout": 30, **options})
+    return loopback_client(**{"base_url": server.url, "timeout": 30, **options})
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ from tests.actions import inbox_items
 from tests.conftest import Creator, make_creator_in
 from tests.safety.conftest import TRUST_LOOPBACK, assert_error_from, new_sender
 from tests.server import Server
+from tests.support.http import loopback_client
 
 LINK_RATE = 4  # posts a minute before a link is under a flood
 LEAST_NUMBERS = 2000  # the least difficulty, small so that tests solve fast
@@ -118,7 +119,7 @@ def test_normal_traffic_never_sees_a_challenge_and_a_flood_asks_for_one(
     flooded: Server,
 ) -> None:
     creator = make_creator_in(flooded.database_url)
-    with httpx.Client(base_url=flooded.url, timeout=30) as api:
+    with loopback_client(base_url=flooded.url, timeout=30) as api:
         for n in range(LINK_RATE):
             sent = post(api, creator.link_id, f"person {n}")
             assert sent.status_code == 201, sent.text
@@ -139,7 +140,7 @@ def test_normal_traffic_never_sees_a_challenge_and_a_flood_asks_for_one(
 
 def test_a_solution_is_taken_once_and_only_by_its_own_link(flooded: Server) -> None:
     first, second = make_creator_in(flooded.database_url), make_creator_in(flooded.database_url)
-    with httpx.Client(base_url=flooded.url, timeout=30) as api:
+    with loopback_client(base_url=flooded.url, timeout=30) as api:
         flood(api, first.link_id, LINK_RATE)
         flood(api, second.link_id, LINK_RATE)
         proof = solve(challenge_of(post(api, first.link_id, "asking")))
@@ -157,7 +158,7 @@ def _encoded(payload: object) -> str:
 
 def test_forged_expired_and_malformed_proofs_are_refused_never_a_500(flooded: Server) -> None:
     creator = make_creator_in(flooded.database_url)
-    with httpx.Client(base_url=flooded.url, timeout=30) as api:
+    with loopback_client(base_url=flooded.url, timeout=30) as api:
         flood(api, creator.link_id, LINK_RATE)
         challenge = challenge_of(post(api, creator.link_id, "asking"))
         good = json.loads(base64.b64decode(solve(challenge)))
@@ -224,7 +225,7 @@ def test_forged_expired_and_malformed_proofs_are_refused_never_a_500(flooded: Se
 
 def test_the_difficulty_rises_with_the_flood_and_stops_at_16_times(flooded: Server) -> None:
     creator = make_creator_in(flooded.database_url)
-    with httpx.Client(base_url=flooded.url, timeout=30) as api:
+    with loopback_client(base_url=flooded.url, timeout=30) as api:
         flood(api, creator.link_id, LINK_RATE)
         numbers = [
             challenge_of(post(api, creator.link_id, f"refused {n}"))["maxnumber"]
@@ -242,7 +243,7 @@ def test_a_flood_of_the_whole_service_asks_every_link_for_a_proof(
     service_flooded: Server,
 ) -> None:
     creators = [make_creator_in(service_flooded.database_url) for _ in range(SERVICE_RATE + 1)]
-    with httpx.Client(base_url=service_flooded.url, timeout=30) as api:
+    with loopback_client(base_url=service_flooded.url, timeout=30) as api:
         for creator in creators[:SERVICE_RATE]:
             assert post(api, creator.link_id, "one each").status_code == 201
         last = creators[-1]

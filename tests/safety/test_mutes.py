@@ -23,6 +23,7 @@ from tests.safety.conftest import (
     utc_instant,
 )
 from tests.server import Server
+from tests.support.http import loopback_client
 
 SOME_ULID = "01jabcdefghjkmnpqrstvwxyz0"
 FULL_WIDTH_IDIOT = "\uff49\uff44\uff49\uff4f\uff54"  # "idiot" in full-width letters
@@ -256,7 +257,7 @@ def test_a_word_muted_on_one_instance_is_matched_at_once_on_another(
 ) -> None:
     first, second = redis_pair  # one database
     creator = make_creator_in(first.database_url)
-    with httpx.Client(base_url=first.url) as one, httpx.Client(base_url=second.url) as two:
+    with loopback_client(base_url=first.url) as one, loopback_client(base_url=second.url) as two:
         muted(one, creator, "alpha")
         kept = post_message(two, creator.link_id, "gamma is fine")  # two now holds {alpha}
         muted(one, creator, "beta")

@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import make_creator_in
 from tests.safety.conftest import TRUST_LOOPBACK
 from tests.server import Server
+from tests.support.http import loopback_client
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
@@ -38,7 +39,7 @@ def post_from(api: httpx.Client, link_id: str, address: str) -> int:
 
 def test_an_ipv4_slash_24_is_limited_as_a_whole(strict: Server) -> None:
     link_id = make_creator_in(strict.database_url).link_id
-    with httpx.Client(base_url=strict.url, timeout=30) as api:
+    with loopback_client(base_url=strict.url, timeout=30) as api:
         for host in range(1, 5):
             assert [post_from(api, link_id, f"10.77.1.{host}") for _ in range(2)] == [201, 201]
         assert post_from(api, link_id, "10.77.1.5") == 429  # a fresh address, a full /24
@@ -47,7 +48,7 @@ def test_an_ipv4_slash_24_is_limited_as_a_whole(strict: Server) -> None:
 
 def test_the_slash_64s_of_one_slash_56_are_limited_as_a_whole(strict: Server) -> None:
     link_id = make_creator_in(strict.database_url).link_id
-    with httpx.Client(base_url=strict.url, timeout=30) as api:
+    with loopback_client(base_url=strict.url, timeout=30) as api:
         for subnet in range(4):
             address = f"2001:db8:aa:11{subnet:02x}::1"
             assert [post_from(api, link_id, address) for _ in range(2)] == [201, 201]
@@ -57,7 +58,7 @@ def test_the_slash_64s_of_one_slash_56_are_limited_as_a_whole(strict: Server) ->
 
 def test_the_slash_56s_of_one_slash_48_are_limited_as_a_whole(strict: Server) -> None:
     link_id = make_creator_in(strict.database_url).link_id
-    with httpx.Client(base_url=strict.url, timeout=30) as api:
+    with loopback_client(base_url=strict.url, timeout=30) as api:
         for network in range(10):  # ten /56s, two posts each: the /48's 20
             address = f"2001:db8:bb:{network:02x}00::1"
             assert [post_from(api, link_id, address) for _ in range(2)] == [201, 201]

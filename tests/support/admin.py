@@ -15,6 +15,7 @@ from anonbox.auth.service import create_creator, grant_admin
 from anonbox.core.database import connect
 from tests.conftest import Creator
 from tests.server import Server
+from tests.support.http import loopback_client
 from tests.support.signin import signin_link_command
 
 
@@ -51,7 +52,7 @@ def make_account(database_url: str, *, admin: bool) -> Admin:
 
 def signed_in_browser(server: Server, email: str) -> httpx.Client:
     """An HTTP client that followed a sign-in link for ``email``, as a browser would."""
-    browser = httpx.Client(base_url=server.url, timeout=30)
+    browser = loopback_client(base_url=server.url, timeout=30)
     followed = browser.get(signin_link_command(server, email))
     if followed.status_code != 303:
         browser.close()

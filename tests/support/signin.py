@@ -10,6 +10,7 @@ from anonbox.auth.sessions import open_session
 from anonbox.core.database import connect
 from anonbox.core.settings import Settings
 from tests.server import Server, anonbox_command
+from tests.support.http import loopback_client
 
 
 def signin_link_command(server: Server, email: str) -> str:
@@ -34,4 +35,4 @@ def signed_in(server: Server, user_id: str) -> httpx.Client:
         return opened.access_token
 
     token = asyncio.run(open_one())
-    return httpx.Client(base_url=server.url, timeout=30, cookies={"anonbox_session": token})
+    return loopback_client(base_url=server.url, timeout=30, cookies={"anonbox_session": token})

@@ -8,13 +8,14 @@ import uuid
 import httpx
 
 from tests.server import Server
+from tests.support.http import loopback_client
 from tests.support.signin import signin_link_command
 
 
 def signed_in_browser(server: Server) -> httpx.Client:
     """A browser signed in through a link from ``anonbox signin-link``."""
     link = signin_link_command(server, f"home-{uuid.uuid4().hex[:10]}@example.org")
-    browser = httpx.Client(base_url=server.url, timeout=30)
+    browser = loopback_client(base_url=server.url, timeout=30)
     followed = browser.get(link)
     if followed.status_code != 303:
         browser.close()

@@ -27,6 +27,7 @@ from tests.actions import post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.db import execute, query
+from tests.support.http import loopback_client
 from tests.support.mail import SMTPServer, smtp_server, text_of  # noqa: F401 - fixture
 from tests.support.signin import signed_in
 
@@ -63,7 +64,7 @@ def browser(server: Server, creator: Creator) -> Iterator[httpx.Client]:
 
 @pytest.fixture
 def api(server: Server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, timeout=30) as client:
+    with loopback_client(base_url=server.url, timeout=30) as client:
         yield client
 
 
@@ -135,7 +136,7 @@ def test_english_is_the_default_and_unknown_languages_get_it(
 def test_the_switcher_remembers_a_choice_over_accept_language(
     server: Server, creator: Creator
 ) -> None:
-    with httpx.Client(base_url=server.url, timeout=30) as visitor:
+    with loopback_client(base_url=server.url, timeout=30) as visitor:
         page = visitor.get(f"/{creator.link_id}", headers={"Accept-Language": "es"})
         switcher = re.findall(r'href="(/language/ko\?next=[^"]+)"', page.text)
         assert switcher, "the footer offers Korean"
@@ -333,7 +334,7 @@ def test_the_signin_mail_speaks_the_language_of_the_page_it_was_asked_from(
     smtp_server: SMTPServer,  # noqa: F811
 ) -> None:
     address = f"i18n-{uuid.uuid4().hex[:8]}@example.com"
-    with httpx.Client(base_url=server.url, timeout=30) as visitor:
+    with loopback_client(base_url=server.url, timeout=30) as visitor:
         form = visitor.get("/signin", headers={"Accept-Language": "ja"})
         assert lang_of(form.text) == "ja"
         asked = visitor.post(

@@ -22,6 +22,7 @@ from anonbox.web.cards import render_link_card
 from tests.actions import assert_error, inbox_items, post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.http import loopback_client
 from tests.support.metrics import scrape, value
 
 HTML = {"Accept": "text/html,application/xhtml+xml"}
@@ -202,7 +203,7 @@ def test_a_form_post_with_no_cookie_at_all_is_403(
     server: Server, api: httpx.Client, creator: Creator
 ) -> None:
     token = csrf(api, creator.link_id)
-    with httpx.Client(base_url=server.url, timeout=30) as stranger:
+    with loopback_client(base_url=server.url, timeout=30) as stranger:
         response = submit(stranger, creator.link_id, "forged", token=token)
     assert response.status_code == 403
     assert stored(api, creator) == []
@@ -224,7 +225,7 @@ def limited_server(
 
 def test_rate_limited_is_429_with_retry_after(limited_server: Server) -> None:
     creator = make_creator_in(limited_server.database_url)
-    with httpx.Client(base_url=limited_server.url, timeout=30) as browser:
+    with loopback_client(base_url=limited_server.url, timeout=30) as browser:
         assert submit(browser, creator.link_id, "one").status_code == 303
         assert submit(browser, creator.link_id, "two").status_code == 303
         refused = submit(browser, creator.link_id, "three")
@@ -349,7 +350,7 @@ def test_a_card_is_drawn_once_per_version_however_often_it_is_asked_for(
     before = cards_drawn(api)
 
     def fetch(_: int) -> bytes:
-        with httpx.Client(base_url=server.url, timeout=30) as other:
+        with loopback_client(base_url=server.url, timeout=30) as other:
             answer = other.get(card)
             assert answer.status_code == 200
             return answer.content
@@ -381,7 +382,7 @@ def card_limited_server(
 
 def test_cards_are_limited_per_client(card_limited_server: Server) -> None:
     creator = make_creator_in(card_limited_server.database_url)
-    with httpx.Client(base_url=card_limited_server.url, timeout=30) as api:
+    with loopback_client(base_url=card_limited_server.url, timeout=30) as api:
         message_id = post_message(api, creator.link_id, "card me")
         post_reply(api, creator, message_id, "carded")
         card = f"/{creator.link_id}/{message_id}/card.png"
