@@ -44,6 +44,7 @@ from tests.actions import post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.http import loopback_client, loopback_get
+from tests.test_contract import operations
 
 SEED = 20_250_505
 MAX_EXAMPLES = 25
@@ -225,8 +226,7 @@ def needing_a_credential(server: Server) -> list[str]:
     document = loopback_get(f"{server.url}/openapi.json", timeout=30).json()
     return [
         f"{method.upper()} {path}"
-        for path, item in document["paths"].items()
-        for method, operation in item.items()
+        for path, method, operation in operations(document)
         if operation.get("security") and {} not in operation["security"]
     ]
 

@@ -38,7 +38,7 @@ from anonbox.auth.service import create_creator
 from anonbox.core.database import connect
 from tests.conftest import Creator
 from tests.server import Server, free_port
-from tests.support.http import TLS
+from tests.support.http import loopback_client
 
 CLIENT_ID = "anonbox-tests"
 CLIENT_SECRET = "anonbox-tests-secret"
@@ -52,7 +52,7 @@ SESSION_MAX_SECONDS = 2
 
 def http_client(base_url: str = "", **options: Any) -> httpx.Client:
     """A fresh HTTP client with an empty cookie jar, cheap to make."""
-    return httpx.Client(base_url=base_url, timeout=30, verify=TLS, **options)
+    return loopback_client(base_url=base_url, timeout=30, **options)
 
 
 _BROWSER = http_client()  # talks to the provider (and relays to it); keeps no state we use
