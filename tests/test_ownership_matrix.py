@@ -791,6 +791,16 @@ def view(w: World, path: str, headers: dict[str, str], **params: Any) -> tuple[i
     return answer.status_code, answer.json()["data"]
 
 
+def unused(keys: tuple[int, Any]) -> tuple[int, Any]:
+    """A key listing without ``last_used_at``: observing uses the keys, and a key's use is
+    recorded once a minute, so a minute's turn between two looks would show as a change."""
+    status, data = keys
+    if data is None:
+        return keys
+    items = [{k: v for k, v in item.items() if k != "last_used_at"} for item in data["items"]]
+    return status, {**data, "items": items}
+
+
 def picked(items: tuple[int, Any], key: str, value: str) -> tuple[int, Any]:
     status, data = items
     return status, None if data is None else [i for i in data["items"] if i[key] == value]
@@ -805,7 +815,7 @@ def observe(w: World, target: Target | None, holder: Actor) -> dict[str, Any]:
                 seen[f"{actor.name} {label}"] = view(w, "/user", headers)
             seen[f"{actor.name} links"] = view(w, "/links", actor.key)
             seen[f"{actor.name} muted"] = view(w, "/muted-words", actor.key)
-            seen[f"{actor.name} keys"] = view(w, "/auth/api-keys", actor.signed_in)
+            seen[f"{actor.name} keys"] = unused(view(w, "/auth/api-keys", actor.signed_in))
         seen["muted phrases"] = view(w, "/admin/muted-phrases", w.actors["admin"].key)
         seen["audit"] = view(w, "/admin/audit", w.actors["admin"].key, limit=100)
         return seen
@@ -829,7 +839,7 @@ def observe(w: World, target: Target | None, holder: Actor) -> dict[str, Any]:
         devices = view(w, "/push/subscriptions", key)
         seen["devices"] = picked(devices, "id", ids["subscription"])
     if "key" in ids:
-        seen["keys"] = picked(view(w, "/auth/api-keys", holder.signed_in), "id", ids["key"])
+        seen["keys"] = picked(unused(view(w, "/auth/api-keys", holder.signed_in)), "id", ids["key"])
     if "report" in ids:
         admin = w.actors["admin"].key
         for status in ("open", "resolved"):
