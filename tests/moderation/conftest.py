@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,8 @@ import pytest
 from anonbox.auth.service import create_creator
 from anonbox.core.database import connect
 from tests.conftest import Creator
-from tests.server import Server
-from tests.test_cli import anonbox, fresh_email
+from tests.server import Server, anonbox_command
+from tests.test_cli import fresh_email
 
 
 def creator_with_email(database_url: str, email: str) -> Creator:
@@ -30,17 +31,20 @@ def creator_with_email(database_url: str, email: str) -> Creator:
     return asyncio.run(run())
 
 
-def make_admin_in(database_url: str, cwd: Path) -> Creator:
+def make_admin_in(database_url: str) -> Creator:
+    """The command runs forked, as the servers do (``tests.server``): ``tests/test_cli.py``
+    and the grant tests in ``test_admin.py`` run it as a shell does."""
     email = fresh_email()
     creator = creator_with_email(database_url, email)
-    granted = anonbox("admin", "grant", "--email", email, database_url=database_url, cwd=cwd)
+    env = {**os.environ, "ANONBOX_DATABASE_URL": database_url}
+    granted = anonbox_command(["admin", "grant", "--email", email], env=env)
     assert granted.returncode == 0, granted.stderr
     return creator
 
 
 @pytest.fixture
-def admin(server: Server, tmp_path: Path) -> Creator:
-    return make_admin_in(server.database_url, tmp_path)
+def admin(server: Server) -> Creator:
+    return make_admin_in(server.database_url)
 
 
 def report(api: httpx.Client, creator: Creator, message_id: str, reason: str = "spam") -> str:

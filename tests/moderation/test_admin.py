@@ -210,10 +210,10 @@ def assert_blocked_everywhere(api: httpx.Client, *creators: Creator) -> None:
 
 @pytest.mark.slow
 def test_resolving_with_block_sender_blocks_site_wide_and_deletes_the_message(
-    lone_server: Server, lone_api: httpx.Client, tmp_path: Path
+    lone_server: Server, lone_api: httpx.Client
 ) -> None:
     api = lone_api
-    admin = make_admin_in(lone_server.database_url, tmp_path)
+    admin = make_admin_in(lone_server.database_url)
     victim, elsewhere = (make_creator_in(lone_server.database_url) for _ in range(2))
     message_id = send_as(api, SPAMMER, victim.link_id, "you are awful")
     report_id = report(api, victim, message_id, "harassment")
@@ -232,10 +232,10 @@ def test_resolving_with_block_sender_blocks_site_wide_and_deletes_the_message(
 
 @pytest.mark.slow
 def test_admin_blocks_a_sender_site_wide_and_the_message_stays(
-    lone_server: Server, lone_api: httpx.Client, tmp_path: Path
+    lone_server: Server, lone_api: httpx.Client
 ) -> None:
     api = lone_api
-    admin = make_admin_in(lone_server.database_url, tmp_path)
+    admin = make_admin_in(lone_server.database_url)
     victim, elsewhere = (make_creator_in(lone_server.database_url) for _ in range(2))
     message_id = send_as(api, SPAMMER, victim.link_id, "spam " * 40)
     path = f"/admin/messages/{message_id}/block-sender"

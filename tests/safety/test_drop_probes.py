@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -34,8 +33,8 @@ BURST_POSTS, BURST_WORKERS = 100, 16
 
 
 @pytest.fixture
-def admin_headers(deployment: Deployment, tmp_path: Path) -> dict[str, str]:
-    return make_admin_in(deployment.proxied.database_url, tmp_path).headers
+def admin_headers(deployment: Deployment) -> dict[str, str]:
+    return make_admin_in(deployment.proxied.database_url).headers
 
 
 def dropping(api: httpx.Client, creator: Creator, how: str) -> tuple[Sender, str]:
