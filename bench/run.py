@@ -1863,7 +1863,10 @@ def main() -> int:
     print("\n".join(table(results, dbs)))
     print()
     print("\n".join(sql_section(notes)).split("\n\n")[0])
-    where = report.parent.relative_to(ROOT)
+    # --out may name a directory outside the checkout: say where, without failing after the runs.
+    where = report.parent
+    if where.is_relative_to(ROOT):
+        where = where.relative_to(ROOT)
     print(
         f"wrote {where}/latest.md, latest.json and latency.png in {payload['seconds'] / 60:.1f} min"
     )
