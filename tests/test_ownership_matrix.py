@@ -791,12 +791,13 @@ def view(w: World, path: str, headers: dict[str, str], **params: Any) -> tuple[i
     return answer.status_code, answer.json()["data"]
 
 
-def unused(keys: tuple[int, Any]) -> tuple[int, Any]:
-    """A key listing without ``last_used_at``: observing uses the keys, and a key's use is
-    recorded once a minute, so a minute's turn between two looks would show as a change."""
-    status, data = keys
+def key_listing(w: World, headers: dict[str, str]) -> tuple[int, Any]:
+    """An account's API keys, without ``last_used_at``: observing uses the keys, and a key's
+    use is recorded once a minute, so a minute's turn between two looks would show as a
+    change."""
+    status, data = view(w, "/auth/api-keys", headers)
     if data is None:
-        return keys
+        return status, data
     items = [{k: v for k, v in item.items() if k != "last_used_at"} for item in data["items"]]
     return status, {**data, "items": items}
 
@@ -815,7 +816,7 @@ def observe(w: World, target: Target | None, holder: Actor) -> dict[str, Any]:
                 seen[f"{actor.name} {label}"] = view(w, "/user", headers)
             seen[f"{actor.name} links"] = view(w, "/links", actor.key)
             seen[f"{actor.name} muted"] = view(w, "/muted-words", actor.key)
-            seen[f"{actor.name} keys"] = unused(view(w, "/auth/api-keys", actor.signed_in))
+            seen[f"{actor.name} keys"] = key_listing(w, actor.signed_in)
         seen["muted phrases"] = view(w, "/admin/muted-phrases", w.actors["admin"].key)
         seen["audit"] = view(w, "/admin/audit", w.actors["admin"].key, limit=100)
         return seen
@@ -839,7 +840,7 @@ def observe(w: World, target: Target | None, holder: Actor) -> dict[str, Any]:
         devices = view(w, "/push/subscriptions", key)
         seen["devices"] = picked(devices, "id", ids["subscription"])
     if "key" in ids:
-        seen["keys"] = picked(unused(view(w, "/auth/api-keys", holder.signed_in)), "id", ids["key"])
+        seen["keys"] = picked(key_listing(w, holder.signed_in), "id", ids["key"])
     if "report" in ids:
         admin = w.actors["admin"].key
         for status in ("open", "resolved"):
