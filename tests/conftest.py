@@ -22,7 +22,7 @@ from _pytest.nodeid import coerce_node_id
 
 from anonbox.auth.service import create_creator
 from anonbox.core.database import connect
-from tests.server import Server, anonbox_command
+from tests.server import Server, anonbox_command_on
 from tests.support.http import loopback_client
 
 pytest_plugins = ["tests.support.mail"]
@@ -102,7 +102,7 @@ def _require_postgres() -> None:
 
 def _migrate(url: str) -> None:
     """``anonbox migrate``, in its own process as a self-hoster runs it."""
-    done = anonbox_command(["migrate"], env={**os.environ, "ANONBOX_DATABASE_URL": url})
+    done = anonbox_command_on(url, ["migrate"])
     assert done.returncode == 0, done.stderr[-4000:]
 
 

@@ -124,6 +124,14 @@ def anonbox_command(
         )
 
 
+def anonbox_command_on(
+    database_url: str, args: Sequence[str], timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``anonbox_command`` with this process's environment and the database at
+    ``database_url``: what the tests' set-up commands run with."""
+    return anonbox_command(args, {**os.environ, "ANONBOX_DATABASE_URL": database_url}, timeout)
+
+
 class ServerProcess:
     """A forked server, answering the part of ``subprocess.Popen`` the tests use."""
 

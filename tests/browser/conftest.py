@@ -60,7 +60,7 @@ from playwright.sync_api import Request as BrowserRequest
 from tests.auth.conftest import Provider, signin_env
 from tests.auth.conftest import provider as provider  # the same fixture, re-exported here
 from tests.conftest import IN_CI, Creator
-from tests.server import Server, anonbox_command
+from tests.server import Server, anonbox_command_on
 from tests.support.http import loopback_client
 
 CHROMIUM = Path(os.environ.get("ANONBOX_TEST_CHROMIUM", "/usr/bin/chromium-headless-shell"))
@@ -223,9 +223,8 @@ class Site:
     def new_creator(self) -> Creator:
         """A creator made as ``anonbox creator create --json`` makes one."""
         email = f"browser-{uuid.uuid4().hex[:10]}@example.org"
-        made = anonbox_command(
-            ["creator", "create", "--email", email, "--json"],
-            env={**os.environ, "ANONBOX_DATABASE_URL": self.server.database_url},
+        made = anonbox_command_on(
+            self.server.database_url, ["creator", "create", "--email", email, "--json"]
         )
         made.check_returncode()
         document = json.loads(made.stdout)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ import pytest
 from anonbox.auth.service import create_creator
 from anonbox.core.database import connect
 from tests.conftest import Creator
-from tests.server import Server, anonbox_command
+from tests.server import Server, anonbox_command_on
 from tests.test_cli import fresh_email
 
 
@@ -36,8 +35,7 @@ def make_admin_in(database_url: str) -> Creator:
     and the grant tests in ``test_admin.py`` run it as a shell does."""
     email = fresh_email()
     creator = creator_with_email(database_url, email)
-    env = {**os.environ, "ANONBOX_DATABASE_URL": database_url}
-    granted = anonbox_command(["admin", "grant", "--email", email], env=env)
+    granted = anonbox_command_on(database_url, ["admin", "grant", "--email", email])
     assert granted.returncode == 0, granted.stderr
     return creator
 
