@@ -21,15 +21,12 @@ from anonbox import __version__
 from anonbox.account.router import ROUTES as ACCOUNT_ROUTES
 from anonbox.account.service import erase_due, erase_every
 from anonbox.auth.dependencies import (
-    admin_creator,
-    current_creator,
-    optional_creator,
     provide_oidc,
-    signed_in_creator,
 )
 from anonbox.auth.oidc import OIDCClient
 from anonbox.auth.router import ROUTES as AUTH_ROUTES
 from anonbox.auth.service import proven as proven_credentials
+from anonbox.core.access import guarded
 from anonbox.core.chores import Chore, run_chores
 from anonbox.core.database import Database, connect
 from anonbox.core.envelope import RequestClock
@@ -44,7 +41,6 @@ from anonbox.core.requests import JSONRequest, require_json_body
 from anonbox.core.routing import with_options
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
-from anonbox.links.dependencies import claimed_link, owned_link, viewed_link
 from anonbox.links.router import ROUTES as LINK_ROUTES
 from anonbox.messages import filtered as filtered_messages
 from anonbox.messages.router import ROUTES as MESSAGE_ROUTES
@@ -168,24 +164,26 @@ def create_app(
             proven_credentials.rely_on(None)
 
     app = Litestar(
-        route_handlers=with_options(
-            [
-                *MESSAGE_ROUTES,
-                *RECEIPT_ROUTES,
-                *AUTH_ROUTES,
-                *LINK_ROUTES,
-                *SAFETY_ROUTES,
-                *MODERATION_ROUTES,
-                *NOTIFICATION_ROUTES,
-                *PUSH_ROUTES,
-                *EMAIL_NOTICE_ROUTES,
-                *ACCOUNT_ROUTES,
-                healthz,
-                readyz,
-                openapi_document,
-                *([metrics_endpoint] if metrics is not None else []),
-                *WEB_ROUTES,
-            ]
+        route_handlers=guarded(
+            with_options(
+                [
+                    *MESSAGE_ROUTES,
+                    *RECEIPT_ROUTES,
+                    *AUTH_ROUTES,
+                    *LINK_ROUTES,
+                    *SAFETY_ROUTES,
+                    *MODERATION_ROUTES,
+                    *NOTIFICATION_ROUTES,
+                    *PUSH_ROUTES,
+                    *EMAIL_NOTICE_ROUTES,
+                    *ACCOUNT_ROUTES,
+                    healthz,
+                    readyz,
+                    openapi_document,
+                    *([metrics_endpoint] if metrics is not None else []),
+                    *WEB_ROUTES,
+                ]
+            )
         ),
         template_config=TEMPLATES,
         state=State(
@@ -198,17 +196,10 @@ def create_app(
         ),
         dependencies={
             "db": Provide(provide_db, sync_to_thread=False),
-            "creator": Provide(current_creator),
-            "viewer": Provide(optional_creator),
-            "signed_in": Provide(signed_in_creator),
-            "admin": Provide(admin_creator),
             "settings": Provide(provide_settings, sync_to_thread=False),
             "gate": Provide(provide_gate, sync_to_thread=False),
             "hub": Provide(provide_hub, sync_to_thread=False),
             "oidc": Provide(provide_oidc, sync_to_thread=False),
-            "owned": Provide(owned_link),
-            "claimed": Provide(claimed_link),
-            "viewed": Provide(viewed_link),
         },
         lifespan=[resources],
         before_request=require_json_body,

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from litestar import delete, get, post
-from litestar.di import Provide
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.response import Stream
 
 from anonbox.account import service
-from anonbox.account.dependencies import account_holder, signed_in_holder
+from anonbox.account.dependencies import (
+    AccountHolder,
+    SignedInHolder,
+)
 from anonbox.account.export import EXPORT_MESSAGE, export_filename, open_export
 from anonbox.account.schemas import AccountExport, DeletionState
-from anonbox.auth.dependencies import SECURITY
-from anonbox.auth.service import Principal
+from anonbox.auth.dependencies import Creator
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import (
     OK,
@@ -44,10 +45,9 @@ _TAGS = ["account"]
         ),
         **error_responses(401, 403, 503),
     },
-    security=SECURITY,
     tags=_TAGS,
 )
-async def export_account(request: AnyRequest, db: DB, creator: Principal) -> Stream:
+async def export_account(request: AnyRequest, db: DB, creator: Creator) -> Stream:
     data = await open_export(db, user_id=creator.user_id)
     return Stream(
         streamed_envelope(request, 200, EXPORT_MESSAGE, data),
@@ -62,11 +62,10 @@ async def export_account(request: AnyRequest, db: DB, creator: Principal) -> Str
     description="Answers with any valid credential, also while the account is scheduled "
     "for erasure (when only a sign-in can be used: the API keys were revoked).",
     responses=error_responses(401, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def deletion_state(
-    request: AnyRequest, db: DB, holder: Principal
+    request: AnyRequest, db: DB, holder: AccountHolder
 ) -> Envelope[OK, DeletionState]:
     state = await service.deletion_state(db, user_id=holder.user_id)
     return envelope(request, 200, "Account deletion", state)
@@ -82,11 +81,10 @@ async def deletion_state(
     "account owns is erased and its link ids are never given out again. Needs a sign-in "
     "access token (403 for an API key). Asked again, the first date stands.",
     responses=error_responses(401, 403, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def request_deletion(
-    request: AnyRequest, db: DB, settings: AppSettings, signed_in_holder: Principal
+    request: AnyRequest, db: DB, settings: AppSettings, signed_in_holder: SignedInHolder
 ) -> Envelope[Created, DeletionState]:
     state = await service.request_deletion(db, user_id=signed_in_holder.user_id, settings=settings)
     return envelope(request, 201, f"Your account will be erased on {state.erase_at}", state)
@@ -100,11 +98,10 @@ async def request_deletion(
     "Fine when nothing is scheduled; 409 once the erasure has begun. Needs a sign-in "
     "access token (403 for an API key).",
     responses=error_responses(401, 403, 409, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def cancel_deletion(
-    request: AnyRequest, db: DB, signed_in_holder: Principal
+    request: AnyRequest, db: DB, signed_in_holder: SignedInHolder
 ) -> Envelope[OK, DeletionState]:
     state = await service.cancel_deletion(db, user_id=signed_in_holder.user_id)
     return envelope(request, 200, "Your account is not scheduled for deletion", state)
@@ -114,9 +111,5 @@ ROUTES = [
     OptionsRouter(
         path="/",
         route_handlers=[export_account, deletion_state, request_deletion, cancel_deletion],
-        dependencies={
-            "holder": Provide(account_holder),
-            "signed_in_holder": Provide(signed_in_holder),
-        },
     )
 ]

@@ -1,14 +1,14 @@
-"""Request-scoped answers to "who is calling?", for route signatures.
+"""The API's access rules for callers (``core/access.py``), each beside its provider.
 
-A handler that takes ``creator: Principal`` requires a valid credential (401 otherwise);
-``viewer: Principal | None`` serves anonymous callers too, but still refuses a
-credential that is present and wrong; ``signed_in: Principal`` requires a sign-in
-session's access token, not an API key (403 for a key).
+A handler that takes a ``Creator`` requires a valid credential (401 otherwise); a
+``Viewer`` serves anonymous callers too, but still refuses a credential that is present
+and wrong; ``SignedIn`` requires a sign-in session's access token, not an API key (403 for
+a key); ``Admin`` an admin's credential.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Request
 from litestar.datastructures import State
@@ -16,6 +16,7 @@ from litestar.openapi.spec import SecurityRequirement
 
 from anonbox.auth.oidc import OIDCClient
 from anonbox.auth.service import Principal, authenticate
+from anonbox.core.access import INJECTED, UNCHECKED, AccessRule, once_per_request
 from anonbox.core.dependencies import DB
 from anonbox.core.errors import Forbidden, NotFound, Unauthorized
 
@@ -59,28 +60,58 @@ def in_service(principal: Principal) -> Principal:
     return principal
 
 
+async def principal_of(request: Request[Any, Any, Any], db: DB) -> Principal | None:
+    """The caller's principal, or ``None`` without a credential; authenticated once per
+    request however many rules ask."""
+
+    async def authenticated() -> Principal | None:
+        credential = presented_credential(request)
+        return None if credential is None else await authenticate(db, credential)
+
+    return await once_per_request(request, "principal", authenticated)
+
+
 async def current_creator(request: Request[Any, Any, Any], db: DB) -> Principal:
-    credential = presented_credential(request)
-    if credential is None:
+    principal = await principal_of(request, db)
+    if principal is None:
         raise Unauthorized("This needs the creator's credential in the X-API-Key header")
-    return in_service(await authenticate(db, credential))
+    return in_service(principal)
 
 
 async def optional_creator(request: Request[Any, Any, Any], db: DB) -> Principal | None:
-    credential = presented_credential(request)
-    return None if credential is None else in_service(await authenticate(db, credential))
+    principal = await principal_of(request, db)
+    return None if principal is None else in_service(principal)
 
 
-async def signed_in_creator(creator: Principal) -> Principal:
+async def signed_in_creator(request: Request[Any, Any, Any], db: DB) -> Principal:
+    creator = await current_creator(request, db)
     if creator.kind != "session":
         raise Forbidden("This needs a sign-in access token; an API key cannot do it")
     return creator
 
 
-async def admin_creator(creator: Principal) -> Principal:
+async def admin_creator(request: Request[Any, Any, Any], db: DB) -> Principal:
+    creator = await current_creator(request, db)
     if not creator.is_admin:
         raise Forbidden("Only an admin can do that")
     return creator
+
+
+Creator = Annotated[
+    Principal, INJECTED, UNCHECKED, AccessRule("Creator", current_creator, Principal, SECURITY)
+]
+Viewer = Annotated[
+    Principal | None,
+    INJECTED,
+    UNCHECKED,
+    AccessRule("Viewer", optional_creator, Principal, OPTIONAL_SECURITY, optional=True),
+]
+SignedIn = Annotated[
+    Principal, INJECTED, UNCHECKED, AccessRule("SignedIn", signed_in_creator, Principal, SECURITY)
+]
+Admin = Annotated[
+    Principal, INJECTED, UNCHECKED, AccessRule("Admin", admin_creator, Principal, SECURITY)
+]
 
 
 def provide_oidc(state: State) -> OIDCClient:

@@ -8,7 +8,7 @@ from litestar import Response, delete, get, post
 from litestar.datastructures import Cookie
 
 from anonbox.auth import service
-from anonbox.auth.dependencies import SECURITY
+from anonbox.auth.dependencies import Creator, SignedIn
 from anonbox.auth.oidc import OIDCClient
 from anonbox.auth.schemas import (
     AccessToken,
@@ -21,7 +21,6 @@ from anonbox.auth.schemas import (
     RefreshIn,
     SignInURL,
 )
-from anonbox.auth.service import Principal
 from anonbox.auth.sessions import SessionTokens, close_session, refresh_session
 from anonbox.auth.signin import finish_signin, start_signin
 from anonbox.core.client import client_address
@@ -169,10 +168,9 @@ async def refresh(
     status_code=200,
     summary="Sign out: the session's access and refresh tokens stop working at once",
     responses=error_responses(401, 403, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
-async def logout(request: AnyRequest, db: DB, signed_in: Principal) -> Response[Envelope[OK, None]]:
+async def logout(request: AnyRequest, db: DB, signed_in: SignedIn) -> Response[Envelope[OK, None]]:
     await close_session(db, session_id=signed_in.credential_id)
     body: Envelope[OK, None] = envelope(request, 200, "Signed out", None)
     response = Response(body)
@@ -184,10 +182,9 @@ async def logout(request: AnyRequest, db: DB, signed_in: Principal) -> Response[
     "/user",
     summary="The signed-in creator's profile",
     responses=error_responses(401, 403, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
-async def user_profile(request: AnyRequest, db: DB, creator: Principal) -> Envelope[OK, Profile]:
+async def user_profile(request: AnyRequest, db: DB, creator: Creator) -> Envelope[OK, Profile]:
     return envelope(request, 200, "Profile", await service.profile(db, user_id=creator.user_id))
 
 
@@ -196,11 +193,10 @@ async def user_profile(request: AnyRequest, db: DB, creator: Principal) -> Envel
     status_code=201,
     summary="Create an API key (shown once)",
     responses=error_responses(400, 401, 403, 413, 415, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def create_api_key(
-    request: AnyRequest, data: ApiKeyIn, db: DB, signed_in: Principal
+    request: AnyRequest, data: ApiKeyIn, db: DB, signed_in: SignedIn
 ) -> Envelope[Created, NewApiKey]:
     key = await service.create_api_key(db, user_id=signed_in.user_id, name=data.name)
     return envelope(request, 201, "API key created; it will not be shown again", key)
@@ -210,11 +206,10 @@ async def create_api_key(
     "/auth/api-keys",
     summary="List your API keys (never their secrets)",
     responses=error_responses(401, 403, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def list_api_keys(
-    request: AnyRequest, db: DB, signed_in: Principal
+    request: AnyRequest, db: DB, signed_in: SignedIn
 ) -> Envelope[OK, ApiKeyList]:
     items = await service.list_api_keys(db, user_id=signed_in.user_id)
     return envelope(request, 200, "API keys", ApiKeyList(items=items))
@@ -225,11 +220,10 @@ async def list_api_keys(
     status_code=200,
     summary="Revoke an API key; it stops working at once",
     responses=error_responses(400, 401, 403, 404, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def revoke_api_key(
-    request: AnyRequest, key_id: RowId, db: DB, signed_in: Principal
+    request: AnyRequest, key_id: RowId, db: DB, signed_in: SignedIn
 ) -> Envelope[OK, None]:
     await service.revoke_api_key(db, user_id=signed_in.user_id, key_id=key_id)
     return envelope(request, 200, "API key revoked", None)

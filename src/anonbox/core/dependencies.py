@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar.params import Dependency
-
+from anonbox.core.access import INJECTED, UNCHECKED
 from anonbox.core.database import Database
 from anonbox.core.settings import Settings
 
-AppSettings = Annotated[Settings, Dependency(skip_validation=True)]
-DB = Annotated[Database, Dependency(skip_validation=True)]
+AppSettings = Annotated[Settings, INJECTED, UNCHECKED]
+DB = Annotated[Database, INJECTED, UNCHECKED]

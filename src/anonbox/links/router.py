@@ -7,8 +7,7 @@ from typing import Annotated
 from litestar import delete, get, patch, post
 from litestar.params import Body
 
-from anonbox.auth.dependencies import SECURITY
-from anonbox.auth.service import Principal
+from anonbox.auth.dependencies import Creator
 from anonbox.core.dependencies import DB
 from anonbox.core.envelope import (
     BODY_ERRORS,
@@ -21,7 +20,7 @@ from anonbox.core.envelope import (
 )
 from anonbox.core.paths import LinkId
 from anonbox.links import service
-from anonbox.links.dependencies import LinkAccess
+from anonbox.links.dependencies import OwnedLink
 from anonbox.links.schemas import (
     LINK_PATCH_RULES,
     LinkIn,
@@ -42,11 +41,10 @@ _CREATOR_ERRORS = (400, 401, 403, 404, 503)
     description=f"A creator may own up to {service.MAX_LINKS_PER_CREATOR} links; "
     "send {} for the default prompt.",
     responses=error_responses(400, 401, 403, 409, *BODY_ERRORS, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def create_link(
-    request: AnyRequest, data: LinkIn, db: DB, creator: Principal
+    request: AnyRequest, data: LinkIn, db: DB, creator: Creator
 ) -> Envelope[Created, LinkOut]:
     made = await service.create_link(db, user_id=creator.user_id, prompt=data.prompt)
     return envelope(request, 201, "Link created", made)
@@ -57,10 +55,9 @@ async def create_link(
     summary="Your links, oldest first",
     description="The oldest is your default link: the one GET /user names.",
     responses=error_responses(401, 403, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
-async def list_links(request: AnyRequest, db: DB, creator: Principal) -> Envelope[OK, LinkList]:
+async def list_links(request: AnyRequest, db: DB, creator: Creator) -> Envelope[OK, LinkList]:
     return envelope(request, 200, "Links", await service.links_of(db, user_id=creator.user_id))
 
 
@@ -68,11 +65,10 @@ async def list_links(request: AnyRequest, db: DB, creator: Principal) -> Envelop
     "/links/{link_id:str}",
     summary="One of your links, with its settings (creator)",
     responses=error_responses(*_CREATOR_ERRORS),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def get_link(
-    request: AnyRequest, owned: LinkAccess, db: DB, creator: Principal
+    request: AnyRequest, owned: OwnedLink, db: DB, creator: Creator
 ) -> Envelope[OK, LinkOut]:
     found = await service.link(db, link_id=owned.link_id, user_id=creator.user_id)
     return envelope(request, 200, "Link", found)
@@ -100,15 +96,14 @@ async def get_public_link(request: AnyRequest, link_id: LinkId, db: DB) -> Envel
     "'filter' (the default) keeps it in the link's filtered folder, 'drop' drops it "
     "silently.",
     responses=error_responses(*_CREATOR_ERRORS, *BODY_ERRORS),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def update_link(
     request: AnyRequest,
-    owned: LinkAccess,
+    owned: OwnedLink,
     data: Annotated[LinkPatch, Body(schema_extra=LINK_PATCH_RULES)],
     db: DB,
-    creator: Principal,
+    creator: Creator,
 ) -> Envelope[OK, LinkOut]:
     updated = await service.update_link(
         db,
@@ -130,11 +125,10 @@ async def update_link(
     summary="Delete a link with all its messages and replies (creator)",
     description="Your oldest remaining link becomes your default link.",
     responses=error_responses(*_CREATOR_ERRORS),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def delete_link(
-    request: AnyRequest, owned: LinkAccess, db: DB, creator: Principal
+    request: AnyRequest, owned: OwnedLink, db: DB, creator: Creator
 ) -> Envelope[OK, None]:
     await service.delete_link(db, link_id=owned.link_id, user_id=creator.user_id)
     return envelope(request, 200, "Link deleted", None)

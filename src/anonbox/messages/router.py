@@ -9,8 +9,7 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.params import Dependency, Parameter
 
-from anonbox.auth.dependencies import OPTIONAL_SECURITY, SECURITY
-from anonbox.auth.service import Principal
+from anonbox.auth.dependencies import Creator
 from anonbox.core.client import client_address
 from anonbox.core.dependencies import DB
 from anonbox.core.envelope import (
@@ -25,7 +24,7 @@ from anonbox.core.envelope import (
 from anonbox.core.paths import Cursor, Limit, LinkId, RowId
 from anonbox.core.settings import Settings
 from anonbox.core.text import TEXT_PATTERN
-from anonbox.links.dependencies import ClaimedLink, LinkAccess
+from anonbox.links.dependencies import ClaimedLink, OwnedLink, ViewedLink
 from anonbox.messages import filtered, search, service
 from anonbox.messages.inbox import InboxFilter
 from anonbox.messages.schemas import (
@@ -155,11 +154,10 @@ async def create_message(
     description="The creator (with a credential) sees the whole inbox; anyone else only "
     "the messages that have at least one reply.",
     responses=error_responses(400, 401, 403, 404, 503),
-    security=OPTIONAL_SECURITY,
     tags=["messages"],
 )
 async def list_messages(
-    request: AnyRequest, viewed: LinkAccess, db: DB, cursor: Cursor = None, limit: Limit = 20
+    request: AnyRequest, viewed: ViewedLink, db: DB, cursor: Cursor = None, limit: Limit = 20
 ) -> Envelope[OK, InboxPage]:
     page = await service.inbox(
         db, link_id=viewed.link_id, cursor=cursor, limit=limit, answered_only=not viewed.is_creator
@@ -172,7 +170,6 @@ async def list_messages(
     status_code=201,
     summary="Reply to a message (creator)",
     responses={**_CREATOR_ERRORS, **error_responses(*BODY_ERRORS)},
-    security=SECURITY,
     tags=["messages"],
 )
 async def reply_to_message(
@@ -194,12 +191,11 @@ async def reply_to_message(
     description="Anyone may read the replies of an answered message; an unanswered one "
     "is visible to its creator only.",
     responses=error_responses(400, 401, 403, 404, 503),
-    security=OPTIONAL_SECURITY,
     tags=["messages"],
 )
 async def list_replies(
     request: AnyRequest,
-    viewed: LinkAccess,
+    viewed: ViewedLink,
     message_id: RowId,
     db: DB,
     cursor: Cursor = None,
@@ -220,7 +216,6 @@ async def list_replies(
     "/message/{link_id:str}/{message_id:str}/like",
     summary="Toggle the creator's like on a message (creator)",
     responses=_CREATOR_ERRORS,
-    security=SECURITY,
     tags=["messages"],
     dependencies={"likes": Provide(provide_likes, sync_to_thread=False)},
 )
@@ -238,7 +233,6 @@ async def toggle_like(
     status_code=200,
     summary="Delete a reply (creator)",
     responses=_CREATOR_ERRORS,
-    security=SECURITY,
     tags=["messages"],
 )
 async def delete_reply(
@@ -259,11 +253,10 @@ async def delete_reply(
     status_code=200,
     summary="Delete a message and its replies (creator)",
     responses=_CREATOR_ERRORS,
-    security=SECURITY,
     tags=["messages"],
 )
 async def delete_message(
-    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: DB
+    request: AnyRequest, owned: OwnedLink, message_id: RowId, db: DB
 ) -> Envelope[OK, None]:
     await service.delete_message(db, link_id=owned.link_id, message_id=message_id)
     return envelope(request, 200, "Message deleted", None)
@@ -280,15 +273,14 @@ async def delete_message(
     "the sender's whole network (the IPv4 /24 or IPv6 /48 around them) is blocked: for a "
     "sender who keeps changing addresses.",
     responses={**_CREATOR_ERRORS, **error_responses(409)},
-    security=SECURITY,
     tags=["safety"],
 )
 async def block_sender(
     request: AnyRequest,
-    owned: LinkAccess,
+    owned: OwnedLink,
     message_id: RowId,
     db: DB,
-    creator: Principal,
+    creator: Creator,
     network: bool = False,
 ) -> Envelope[Created, BlockOut]:
     async with db.transaction() as tx:  # the block, and the sender's waiting messages moved
@@ -306,11 +298,10 @@ async def block_sender(
     description="Those waiting in the link's filtered folder too; the message named may be "
     "in the inbox or in the folder. `deleted` counts both.",
     responses={**_CREATOR_ERRORS, **error_responses(409)},
-    security=SECURITY,
     tags=["safety"],
 )
 async def delete_from_sender(
-    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: DB
+    request: AnyRequest, owned: OwnedLink, message_id: RowId, db: DB
 ) -> Envelope[OK, Deleted]:
     count = await service.delete_from_sender_of(db, link_id=owned.link_id, message_id=message_id)
     return envelope(request, 200, f"Deleted {count} messages", Deleted(deleted=count))
@@ -323,12 +314,9 @@ async def delete_from_sender(
     description="The link's filtered folder is emptied too (a message there cannot be "
     "answered). `deleted` counts both.",
     responses=_CREATOR_ERRORS,
-    security=SECURITY,
     tags=["safety"],
 )
-async def delete_unanswered(
-    request: AnyRequest, owned: LinkAccess, db: DB
-) -> Envelope[OK, Deleted]:
+async def delete_unanswered(request: AnyRequest, owned: OwnedLink, db: DB) -> Envelope[OK, Deleted]:
     count = await service.delete_unanswered(db, link_id=owned.link_id)
     return envelope(request, 200, f"Deleted {count} messages", Deleted(deleted=count))
 
@@ -360,12 +348,11 @@ SearchFilter = Annotated[
     "contains `q`: any script, Japanese and Korean included (no word splitting). Items "
     "and paging are the inbox's.",
     responses=_CREATOR_ERRORS,
-    security=SECURITY,
     tags=["messages"],
 )
 async def search_messages(
     request: AnyRequest,
-    owned: LinkAccess,
+    owned: OwnedLink,
     db: DB,
     q: SearchQuery,
     which: SearchFilter = InboxFilter.ALL,
@@ -385,11 +372,10 @@ async def search_messages(
     "sender's messages that were waiting when the block came. Items and paging are the "
     f"inbox's. Kept {filtered.FOLDER_DAYS} days after they were filtered.",
     responses=_CREATOR_ERRORS,
-    security=SECURITY,
     tags=["messages"],
 )
 async def list_filtered(
-    request: AnyRequest, owned: LinkAccess, db: DB, cursor: Cursor = None, limit: Limit = 20
+    request: AnyRequest, owned: OwnedLink, db: DB, cursor: Cursor = None, limit: Limit = 20
 ) -> Envelope[OK, InboxPage]:
     page = await filtered.folder(db, link_id=owned.link_id, cursor=cursor, limit=limit)
     return envelope(request, 200, "Filtered messages", page)
@@ -402,11 +388,10 @@ async def list_filtered(
     description="It keeps its id and date; webhooks, push and e-mail hear of it now "
     "(`message.created`), as of a new message.",
     responses=_CREATOR_ERRORS,
-    security=SECURITY,
     tags=["messages"],
 )
 async def restore_filtered(
-    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: DB
+    request: AnyRequest, owned: OwnedLink, message_id: RowId, db: DB
 ) -> Envelope[OK, None]:
     await filtered.restore(db, link_id=owned.link_id, message_id=message_id)
     return envelope(request, 200, "Message restored to the inbox", None)
@@ -417,10 +402,9 @@ async def restore_filtered(
     status_code=200,
     summary="Empty a link's filtered folder (creator)",
     responses=_CREATOR_ERRORS,
-    security=SECURITY,
     tags=["messages"],
 )
-async def empty_filtered(request: AnyRequest, owned: LinkAccess, db: DB) -> Envelope[OK, Deleted]:
+async def empty_filtered(request: AnyRequest, owned: OwnedLink, db: DB) -> Envelope[OK, Deleted]:
     count = await filtered.empty(db, link_id=owned.link_id)
     return envelope(request, 200, f"Deleted {count} messages", Deleted(deleted=count))
 

@@ -14,8 +14,7 @@ from litestar import delete, get, post
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import Parameter
 
-from anonbox.auth.dependencies import SECURITY
-from anonbox.auth.service import Principal
+from anonbox.auth.dependencies import Admin
 from anonbox.core.client import client_address
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import (
@@ -87,12 +86,11 @@ async def report_message(
     "/admin/reports",
     summary="List reports, newest first (admin)",
     responses=error_responses(400, 401, 403, 503),
-    security=SECURITY,
     tags=_ADMIN_TAGS,
 )
 async def list_reports(
     request: AnyRequest,
-    admin: Principal,
+    admin: Admin,
     db: DB,
     status: StatusFilter = "open",
     cursor: Cursor = None,
@@ -110,11 +108,10 @@ async def list_reports(
     "the message. Deleting a message resolves every other open report about it too. A "
     "report is resolved once: a second attempt is a 409.",
     responses=error_responses(*_ADMIN_ERRORS, 409, *BODY_ERRORS),
-    security=SECURITY,
     tags=_ADMIN_TAGS,
 )
 async def resolve_report(
-    request: AnyRequest, report_id: RowId, data: ResolveIn, admin: Principal, db: DB
+    request: AnyRequest, report_id: RowId, data: ResolveIn, admin: Admin, db: DB
 ) -> Envelope[OK, ReportOut]:
     report = await service.resolve(
         db, report_id=report_id, action=data.action, admin_id=admin.user_id
@@ -128,11 +125,10 @@ async def resolve_report(
     summary="Delete any message and its replies (admin)",
     description="Open reports about the message are resolved as delete_message.",
     responses=error_responses(*_ADMIN_ERRORS),
-    security=SECURITY,
     tags=_ADMIN_TAGS,
 )
 async def delete_message(
-    request: AnyRequest, message_id: RowId, admin: Principal, db: DB
+    request: AnyRequest, message_id: RowId, admin: Admin, db: DB
 ) -> Envelope[OK, None]:
     await service.delete_message(db, message_id=message_id, admin_id=admin.user_id)
     return envelope(request, 200, "Message deleted", None)
@@ -145,11 +141,10 @@ async def delete_message(
     description="Later messages from that sender to any link are dropped silently. The "
     "message itself stays; delete it separately if it should go.",
     responses=error_responses(*_ADMIN_ERRORS, 409),
-    security=SECURITY,
     tags=_ADMIN_TAGS,
 )
 async def block_sender(
-    request: AnyRequest, message_id: RowId, admin: Principal, db: DB
+    request: AnyRequest, message_id: RowId, admin: Admin, db: DB
 ) -> Envelope[Created, BlockOut]:
     blocked = await service.block_sender(db, message_id=message_id, admin_id=admin.user_id)
     return envelope(request, 201, "Sender blocked on every link", blocked)
@@ -159,11 +154,10 @@ async def block_sender(
     "/admin/muted-phrases",
     summary="The site's muted phrases, newest first (admin)",
     responses=error_responses(401, 403, 503),
-    security=SECURITY,
     tags=_ADMIN_TAGS,
 )
 async def list_muted_phrases(
-    request: AnyRequest, admin: Principal, db: DB
+    request: AnyRequest, admin: Admin, db: DB
 ) -> Envelope[OK, MutedPhraseList]:
     return envelope(request, 200, "Muted phrases", await service.muted_phrases(db))
 
@@ -177,11 +171,10 @@ async def list_muted_phrases(
     "words, compared after NFKC, case folding and accent removal; 1 to 100 characters, at "
     "most 1,000 phrases.",
     responses=error_responses(400, 401, 403, 409, *BODY_ERRORS, 503),
-    security=SECURITY,
     tags=_ADMIN_TAGS,
 )
 async def add_muted_phrase(
-    request: AnyRequest, data: MutedPhraseIn, admin: Principal, db: DB
+    request: AnyRequest, data: MutedPhraseIn, admin: Admin, db: DB
 ) -> Envelope[Created, MutedPhraseOut]:
     added = await service.add_muted_phrase(db, phrase=data.phrase, admin_id=admin.user_id)
     return envelope(request, 201, "Phrase muted on every link", added)
@@ -192,11 +185,10 @@ async def add_muted_phrase(
     status_code=200,
     summary="Stop muting a phrase on every link (admin)",
     responses=error_responses(*_ADMIN_ERRORS),
-    security=SECURITY,
     tags=_ADMIN_TAGS,
 )
 async def remove_muted_phrase(
-    request: AnyRequest, phrase_id: RowId, admin: Principal, db: DB
+    request: AnyRequest, phrase_id: RowId, admin: Admin, db: DB
 ) -> Envelope[OK, None]:
     await service.remove_muted_phrase(db, phrase_id=phrase_id, admin_id=admin.user_id)
     return envelope(request, 200, "Phrase no longer muted", None)
@@ -208,11 +200,10 @@ async def remove_muted_phrase(
     description="One entry per admin action: who (the admin's user id), what, on which "
     "report, message or muted phrase, and when. Nothing about any sender.",
     responses=error_responses(400, 401, 403, 503),
-    security=SECURITY,
     tags=_ADMIN_TAGS,
 )
 async def audit_log(
-    request: AnyRequest, admin: Principal, db: DB, cursor: Cursor = None, limit: Limit = 20
+    request: AnyRequest, admin: Admin, db: DB, cursor: Cursor = None, limit: Limit = 20
 ) -> Envelope[OK, AuditPage]:
     return envelope(request, 200, "Audit log", await service.audit(db, cursor=cursor, limit=limit))
 

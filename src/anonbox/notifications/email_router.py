@@ -9,8 +9,7 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.params import Dependency, Parameter
 
-from anonbox.auth.dependencies import SECURITY
-from anonbox.auth.service import Principal
+from anonbox.auth.dependencies import Creator
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import BODY_ERRORS, OK, AnyRequest, Envelope, envelope, error_responses
 from anonbox.core.mail import Mailer
@@ -37,11 +36,10 @@ def provide_mailer(state: State) -> Mailer | None:
     "/notifications/email",
     summary="Your e-mail notices: the mode, and whether the address is confirmed",
     responses=error_responses(401, 403, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def email_notices(
-    request: AnyRequest, db: DB, creator: Principal
+    request: AnyRequest, db: DB, creator: Creator
 ) -> Envelope[OK, EmailNoticesOut]:
     return envelope(
         request, 200, "E-mail notices", await service.choice(db, user_id=creator.user_id)
@@ -55,7 +53,6 @@ async def email_notices(
     "it was verified by signing in, otherwise after a click on the link this mails.",
     dependencies={"mailer": Provide(provide_mailer, sync_to_thread=False)},
     responses=error_responses(400, 401, 403, *BODY_ERRORS, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def choose_email_notices(
@@ -64,7 +61,7 @@ async def choose_email_notices(
     db: DB,
     settings: AppSettings,
     mailer: MailerDep,
-    creator: Principal,
+    creator: Creator,
 ) -> Envelope[OK, EmailNoticesOut]:
     chosen = await service.choose(db, settings, mailer, creator=creator, mode=data.mode)
     return envelope(request, 200, "E-mail notices saved", chosen)

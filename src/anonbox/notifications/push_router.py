@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from litestar import delete, get, post
 
-from anonbox.auth.dependencies import SECURITY
-from anonbox.auth.service import Principal
+from anonbox.auth.dependencies import Creator
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import (
     BODY_ERRORS,
@@ -46,7 +45,6 @@ async def push_key(request: AnyRequest, db: DB) -> Envelope[OK, PushKeyOut]:
     description="The body is `PushSubscription.toJSON()` plus `preview`: true to show a "
     "message's first words in the notice. The same endpoint again updates it.",
     responses=error_responses(400, 401, 403, 409, *BODY_ERRORS, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def add_push_subscription(
@@ -54,7 +52,7 @@ async def add_push_subscription(
     data: PushSubscriptionIn,
     db: DB,
     settings: AppSettings,
-    creator: Principal,
+    creator: Creator,
 ) -> Envelope[Created, PushSubscriptionOut]:
     added = await service.subscribe(
         db, user_id=creator.user_id, subscription=data, allow_local=settings.push_allow_local
@@ -66,11 +64,10 @@ async def add_push_subscription(
     "/push/subscriptions",
     summary="Your devices that receive push notifications",
     responses=error_responses(401, 403, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def list_push_subscriptions(
-    request: AnyRequest, db: DB, creator: Principal
+    request: AnyRequest, db: DB, creator: Creator
 ) -> Envelope[OK, PushSubscriptionList]:
     listed = await service.subscriptions(db, user_id=creator.user_id)
     return envelope(request, 200, "Push subscriptions", listed)
@@ -81,11 +78,10 @@ async def list_push_subscriptions(
     status_code=200,
     summary="Stop notifying a device",
     responses=error_responses(400, 401, 403, 404, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def remove_push_subscription(
-    request: AnyRequest, subscription_id: RowId, db: DB, creator: Principal
+    request: AnyRequest, subscription_id: RowId, db: DB, creator: Creator
 ) -> Envelope[OK, None]:
     await service.unsubscribe(db, user_id=creator.user_id, subscription_id=subscription_id)
     return envelope(request, 200, "Push subscription removed", None)

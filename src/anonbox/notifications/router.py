@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from litestar import delete, get, post
 
-from anonbox.auth.dependencies import SECURITY
-from anonbox.auth.service import Principal
+from anonbox.auth.dependencies import Creator
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import (
     BODY_ERRORS,
@@ -36,11 +35,10 @@ _TAGS = ["notifications"]
     description="Standard Webhooks: verify `webhook-signature` with the `secret` this "
     "answer shows once. Events: message.created, reply.created, message.deleted.",
     responses=error_responses(400, 401, 403, 409, *BODY_ERRORS, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def add_webhook(
-    request: AnyRequest, data: WebhookIn, db: DB, settings: AppSettings, creator: Principal
+    request: AnyRequest, data: WebhookIn, db: DB, settings: AppSettings, creator: Creator
 ) -> Envelope[Created, WebhookOut]:
     added = await service.add_endpoint(
         db,
@@ -56,12 +54,9 @@ async def add_webhook(
     "/webhooks",
     summary="Your webhooks",
     responses=error_responses(401, 403, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
-async def list_webhooks(
-    request: AnyRequest, db: DB, creator: Principal
-) -> Envelope[OK, WebhookList]:
+async def list_webhooks(request: AnyRequest, db: DB, creator: Creator) -> Envelope[OK, WebhookList]:
     return envelope(request, 200, "Webhooks", await service.endpoints(db, user_id=creator.user_id))
 
 
@@ -70,11 +65,10 @@ async def list_webhooks(
     status_code=200,
     summary="Remove a webhook (its pending deliveries go with it)",
     responses=error_responses(400, 401, 403, 404, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def remove_webhook(
-    request: AnyRequest, webhook_id: RowId, db: DB, creator: Principal
+    request: AnyRequest, webhook_id: RowId, db: DB, creator: Creator
 ) -> Envelope[OK, None]:
     await service.remove_endpoint(db, user_id=creator.user_id, endpoint_id=webhook_id)
     return envelope(request, 200, "Webhook removed", None)
@@ -84,11 +78,10 @@ async def remove_webhook(
     "/webhooks/{webhook_id:str}/deliveries",
     summary="A webhook's latest deliveries: status and attempts",
     responses=error_responses(400, 401, 403, 404, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def webhook_deliveries(
-    request: AnyRequest, webhook_id: RowId, db: DB, creator: Principal
+    request: AnyRequest, webhook_id: RowId, db: DB, creator: Creator
 ) -> Envelope[OK, DeliveryList]:
     listed = await service.deliveries(db, user_id=creator.user_id, endpoint_id=webhook_id)
     return envelope(request, 200, "Deliveries", listed)
@@ -99,11 +92,10 @@ async def webhook_deliveries(
     status_code=201,
     summary="Send a webhook.test event to a webhook",
     responses=error_responses(400, 401, 403, 404, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def test_webhook(
-    request: AnyRequest, webhook_id: RowId, db: DB, creator: Principal
+    request: AnyRequest, webhook_id: RowId, db: DB, creator: Creator
 ) -> Envelope[Created, DeliveryOut]:
     queued = await service.send_test(db, user_id=creator.user_id, endpoint_id=webhook_id)
     return envelope(request, 201, "Test event queued", queued)

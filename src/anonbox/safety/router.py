@@ -11,8 +11,7 @@ import msgspec
 from litestar import delete, get, post
 from litestar.params import KwargDefinition
 
-from anonbox.auth.dependencies import SECURITY
-from anonbox.auth.service import Principal
+from anonbox.auth.dependencies import Creator
 from anonbox.core.dependencies import DB
 from anonbox.core.envelope import (
     OK,
@@ -41,11 +40,10 @@ class MuteIn(msgspec.Struct):
     "/blocks",
     summary="Your blocked senders, each shown by the message that got it blocked",
     responses=error_responses(401, 403, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def list_blocks(
-    request: AnyRequest, db: DB, creator: Principal
+    request: AnyRequest, db: DB, creator: Creator
 ) -> Envelope[OK, blocks.BlockList]:
     return envelope(
         request, 200, "Blocked senders", await blocks.blocks_of(db, owner_id=creator.user_id)
@@ -57,11 +55,10 @@ async def list_blocks(
     status_code=200,
     summary="Unblock a sender",
     responses=error_responses(400, 401, 403, 404, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def unblock(
-    request: AnyRequest, block_id: RowId, db: DB, creator: Principal
+    request: AnyRequest, block_id: RowId, db: DB, creator: Creator
 ) -> Envelope[OK, None]:
     await blocks.unblock(db, owner_id=creator.user_id, block_id=block_id)
     return envelope(request, 200, "Sender unblocked", None)
@@ -76,11 +73,10 @@ async def unblock(
     "`muted: drop`. Unanswered messages already waiting that hold it (the newest "
     f"{mutes.MOVE_SCAN_LIMIT:,} looked at) move to the filtered folder too.",
     responses=error_responses(400, 401, 403, 409, 413, 415, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def mute_word(
-    request: AnyRequest, data: MuteIn, db: DB, creator: Principal
+    request: AnyRequest, data: MuteIn, db: DB, creator: Creator
 ) -> Envelope[Created, mutes.MutedWordOut]:
     muted = await mutes.mute(db, owner_id=creator.user_id, word=data.word)
     return envelope(request, 201, "Word muted", muted)
@@ -90,11 +86,10 @@ async def mute_word(
     "/muted-words",
     summary="Your muted words",
     responses=error_responses(401, 403, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def list_muted_words(
-    request: AnyRequest, db: DB, creator: Principal
+    request: AnyRequest, db: DB, creator: Creator
 ) -> Envelope[OK, mutes.MutedWordList]:
     return envelope(
         request, 200, "Muted words", await mutes.muted_words(db, owner_id=creator.user_id)
@@ -106,11 +101,10 @@ async def list_muted_words(
     status_code=200,
     summary="Unmute a word",
     responses=error_responses(400, 401, 403, 404, 503),
-    security=SECURITY,
     tags=_TAGS,
 )
 async def unmute_word(
-    request: AnyRequest, word_id: RowId, db: DB, creator: Principal
+    request: AnyRequest, word_id: RowId, db: DB, creator: Creator
 ) -> Envelope[OK, None]:
     await mutes.unmute(db, owner_id=creator.user_id, word_id=word_id)
     return envelope(request, 200, "Word unmuted", None)

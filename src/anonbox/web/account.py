@@ -28,6 +28,7 @@ from anonbox.core.settings import Settings
 from anonbox.safety import blocks, mutes
 from anonbox.web.dependencies import (
     DELETION_PAGE,
+    AccountHolderBrowser,
     SignedInBrowser,
     SignedInForm,
     account_holder_pages,
@@ -209,7 +210,7 @@ async def delete_account(
 
 @get(DELETION_PAGE)
 async def deletion_page(
-    request: AnyRequest, browser: SignedInBrowser, db: DB, settings: AppSettings
+    request: AnyRequest, browser: AccountHolderBrowser, db: DB, settings: AppSettings
 ) -> Template | Redirect:
     """All an account being deleted sees: when it will be erased, and a way to cancel."""
     state = await deletion.deletion_state(db, user_id=browser.principal.user_id)
@@ -230,7 +231,7 @@ async def deletion_page(
 
 
 @post(DELETION_PAGE + "/cancel", status_code=303)
-async def cancel_deletion(browser: SignedInBrowser, db: DB, settings: AppSettings) -> Redirect:
+async def cancel_deletion(browser: AccountHolderBrowser, db: DB, settings: AppSettings) -> Redirect:
     await deletion.cancel_deletion(db, user_id=browser.principal.user_id)
     return redirect_to(browser, settings, "/dashboard")
 

@@ -1,6 +1,7 @@
-"""What the dashboard's pages take, declared once: the signed-in browser, the link it owns,
-the form it posted. A page lists them in its signature (``browser: SignedInBrowser``,
-``link: OwnedLink``, ``form: SignedInForm``) and gets them from ``signed_in_pages``.
+"""The pages' access rules (``core/access.py``), declared once: the signed-in browser, the
+link it owns, the form it posted. A page lists them in its signature (``SignedInBrowser``,
+``OwnedPageLink``, ``SignedInForm``; ``AccountHolderBrowser`` and ``AccountHolderForm`` for
+the one page an account being erased still sees), whatever the parameters' names.
 
 A browser that is not signed in gets the sign-in page (401) instead of the page. On a
 form post, a signed-in browser counts only with the CSRF token of its own sign-in
@@ -13,18 +14,18 @@ from typing import Annotated, Any
 
 from litestar import Request, Response, Router
 from litestar.datastructures import FormMultiDict
-from litestar.di import Provide
-from litestar.params import Dependency
 from litestar.response import Redirect
 from litestar.types import ControllerRouterHandler
 
 from anonbox.account import service as account
+from anonbox.core.access import INJECTED, UNCHECKED, AccessRule, once_per_request
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import Unauthorized
 from anonbox.core.i18n import N_, set_locale
 from anonbox.core.paths import LinkId
 from anonbox.core.routing import OptionsRouter
-from anonbox.links.dependencies import LinkAccess, owned_link
+from anonbox.links.availability import require_owner
+from anonbox.links.dependencies import LinkAccess
 from anonbox.web.locale import browser_language
 from anonbox.web.security import checked_form
 from anonbox.web.session import Browser, browser_session, carry_renewal_of, clear_session_cookies
@@ -36,11 +37,6 @@ _SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
 class NotSignedIn(Unauthorized):
     """Rendered as the sign-in page rather than an error."""
-
-
-SignedInBrowser = Annotated[Browser, Dependency(skip_validation=True)]
-OwnedLink = Annotated[LinkAccess, Dependency(skip_validation=True)]
-SignedInForm = Annotated[FormMultiDict, Dependency(skip_validation=True)]
 
 
 def _signin_instead(request: AnyRequest, exc: NotSignedIn) -> Response[Any]:
@@ -74,7 +70,14 @@ def _deletion_page_instead(request: AnyRequest, exc: ErasureScheduled) -> Respon
 
 async def account_holder_browser(request: AnyRequest, db: DB, settings: AppSettings) -> Browser:
     """The signed-in browser even while its account is scheduled for erasure (only the
-    deletion page takes it); for a form post, only with that session's token."""
+    deletion page takes it); for a form post, only with that session's token. Once per
+    request, however many rules of the page ask."""
+    return await once_per_request(
+        request, "browser", lambda: _account_holder_browser(request, db, settings)
+    )
+
+
+async def _account_holder_browser(request: AnyRequest, db: DB, settings: AppSettings) -> Browser:
     browser = await browser_session(request, db, settings)
     if browser is None:
         raise NotSignedIn(N_("Sign in to see your inbox."))
@@ -88,26 +91,56 @@ async def account_holder_browser(request: AnyRequest, db: DB, settings: AppSetti
     return browser
 
 
-async def owned_page_link(link_id: LinkId, browser: SignedInBrowser, db: DB) -> LinkAccess:
+async def owned_page_link(
+    link_id: LinkId, request: AnyRequest, db: DB, settings: AppSettings
+) -> LinkAccess:
     """The link in the path, if the browser's creator owns it: the API's rule."""
-    return await owned_link(link_id, browser.principal, db)
+    browser = await signed_in_browser(request, db, settings)
+    await require_owner(db, link_id, browser.principal.user_id)
+    return LinkAccess(link_id=link_id, is_creator=True)
 
 
-async def signed_in_form(request: AnyRequest, browser: SignedInBrowser) -> FormMultiDict:
-    """The posted form; taken after ``browser``, so its token has been checked."""
+async def signed_in_form(request: AnyRequest, db: DB, settings: AppSettings) -> FormMultiDict:
+    """The posted form, once its session's token has been checked."""
+    await signed_in_browser(request, db, settings)
     return await request.form()
 
 
+async def account_holder_form(request: AnyRequest, db: DB, settings: AppSettings) -> FormMultiDict:
+    """The posted form of the deletion page, once its session's token has been checked."""
+    await account_holder_browser(request, db, settings)
+    return await request.form()
+
+
+SignedInBrowser = Annotated[
+    Browser, INJECTED, UNCHECKED, AccessRule("SignedInBrowser", signed_in_browser, Browser)
+]
+AccountHolderBrowser = Annotated[
+    Browser,
+    INJECTED,
+    UNCHECKED,
+    AccessRule("AccountHolderBrowser", account_holder_browser, Browser),
+]
+OwnedPageLink = Annotated[
+    LinkAccess, INJECTED, UNCHECKED, AccessRule("OwnedPageLink", owned_page_link, LinkAccess)
+]
+SignedInForm = Annotated[
+    FormMultiDict, INJECTED, UNCHECKED, AccessRule("SignedInForm", signed_in_form, FormMultiDict)
+]
+AccountHolderForm = Annotated[
+    FormMultiDict,
+    INJECTED,
+    UNCHECKED,
+    AccessRule("AccountHolderForm", account_holder_form, FormMultiDict),
+]
+
+
 def signed_in_pages(*handlers: ControllerRouterHandler) -> Router:
-    """The pages of a signed-in browser, with what they take."""
+    """The pages of a signed-in browser: a browser not signed in gets the sign-in page, an
+    account being erased its deletion page."""
     return OptionsRouter(
         path="/",
         route_handlers=list(handlers),
-        dependencies={
-            "browser": Provide(signed_in_browser),
-            "link": Provide(owned_page_link),
-            "form": Provide(signed_in_form),
-        },
         exception_handlers={NotSignedIn: _signin_instead, ErasureScheduled: _deletion_page_instead},
     )
 
@@ -117,9 +150,5 @@ def account_holder_pages(*handlers: ControllerRouterHandler) -> Router:
     return OptionsRouter(
         path="/",
         route_handlers=list(handlers),
-        dependencies={
-            "browser": Provide(account_holder_browser),
-            "form": Provide(signed_in_form),
-        },
         exception_handlers={NotSignedIn: _signin_instead},
     )

@@ -33,7 +33,7 @@ from anonbox.core.ids import is_ulid
 from anonbox.messages import inbox
 from anonbox.notifications import repository as events
 from anonbox.notifications.fanout import Hub, HubDep
-from anonbox.web.dependencies import OwnedLink, SignedInBrowser, signed_in_pages
+from anonbox.web.dependencies import OwnedPageLink, SignedInBrowser, signed_in_pages
 from anonbox.web.session import carry_renewal
 
 KEEP_ALIVE_SECONDS = 15.0
@@ -107,7 +107,7 @@ def _removal(row: Row) -> ServerSentEventMessage:
 async def link_events(
     request: Request[Any, Any, Any],
     browser: SignedInBrowser,
-    link: OwnedLink,
+    link: OwnedPageLink,
     db: DB,
     settings: AppSettings,
     hub: HubDep,

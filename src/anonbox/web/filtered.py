@@ -19,7 +19,7 @@ from anonbox.core.i18n import _
 from anonbox.core.paths import Cursor, RowId
 from anonbox.links import service as links
 from anonbox.messages import filtered
-from anonbox.web.dependencies import OwnedLink, SignedInBrowser, SignedInForm, signed_in_pages
+from anonbox.web.dependencies import OwnedPageLink, SignedInBrowser, SignedInForm, signed_in_pages
 from anonbox.web.forms import back_path, dashboard_page, redirect_to
 from anonbox.web.links import LINKS_PAGE, confirm_page
 
@@ -33,7 +33,7 @@ _FOLDER = LINKS_PAGE + "/{link_id:str}/filtered"
 async def folder_page(
     request: AnyRequest,
     browser: SignedInBrowser,
-    link: OwnedLink,
+    link: OwnedPageLink,
     db: DB,
     settings: AppSettings,
     cursor: Cursor = None,
@@ -62,7 +62,7 @@ async def folder_page(
 @post(_FOLDER + "/{message_id:str}/restore", status_code=303)
 async def restore(
     browser: SignedInBrowser,
-    link: OwnedLink,
+    link: OwnedPageLink,
     message_id: RowId,
     form: SignedInForm,
     db: DB,
@@ -75,7 +75,11 @@ async def restore(
 
 @get(_FOLDER + "/empty")
 async def confirm_empty(
-    request: AnyRequest, browser: SignedInBrowser, link: OwnedLink, db: DB, settings: AppSettings
+    request: AnyRequest,
+    browser: SignedInBrowser,
+    link: OwnedPageLink,
+    db: DB,
+    settings: AppSettings,
 ) -> Template:
     return await confirm_page(
         request,
@@ -92,7 +96,7 @@ async def confirm_empty(
 
 @post(_FOLDER + "/empty", status_code=303)
 async def empty(
-    browser: SignedInBrowser, link: OwnedLink, form: SignedInForm, db: DB, settings: AppSettings
+    browser: SignedInBrowser, link: OwnedPageLink, form: SignedInForm, db: DB, settings: AppSettings
 ) -> Redirect:
     await filtered.empty(db, link_id=link.link_id)
     return redirect_to(browser, settings, f"{LINKS_PAGE}/{link.link_id}/filtered")

@@ -31,7 +31,7 @@ from anonbox.messages import service as messages
 from anonbox.messages.router import LikeWriterDep, provide_likes
 from anonbox.safety import blocks
 from anonbox.safety.gate import Gate, GateDep
-from anonbox.web.dependencies import OwnedLink, SignedInBrowser, SignedInForm, signed_in_pages
+from anonbox.web.dependencies import OwnedPageLink, SignedInBrowser, SignedInForm, signed_in_pages
 from anonbox.web.forms import back_path, dashboard_page, redirect_to, text_field
 from anonbox.web.routing import site_url
 from anonbox.web.session import Browser
@@ -134,7 +134,7 @@ async def dashboard(
 async def link_inbox(
     request: AnyRequest,
     browser: SignedInBrowser,
-    link: OwnedLink,
+    link: OwnedPageLink,
     db: DB,
     settings: AppSettings,
     gate: GateDep,
@@ -158,7 +158,7 @@ def _back(browser: Browser, settings: Settings, form: FormMultiDict, link_id: st
 @post(_MESSAGE + "/reply", status_code=303)
 async def reply(
     browser: SignedInBrowser,
-    link: OwnedLink,
+    link: OwnedPageLink,
     message_id: RowId,
     form: SignedInForm,
     db: DB,
@@ -182,7 +182,7 @@ async def reply(
 )
 async def like(
     browser: SignedInBrowser,
-    link: OwnedLink,
+    link: OwnedPageLink,
     message_id: RowId,
     form: SignedInForm,
     db: DB,
@@ -202,7 +202,7 @@ async def like(
 @post(_MESSAGE + "/delete", status_code=303)
 async def delete_message(
     browser: SignedInBrowser,
-    link: OwnedLink,
+    link: OwnedPageLink,
     message_id: RowId,
     form: SignedInForm,
     db: DB,
@@ -215,7 +215,7 @@ async def delete_message(
 @post(_MESSAGE + "/replies/{reply_id:str}/delete", status_code=303)
 async def delete_reply(
     browser: SignedInBrowser,
-    link: OwnedLink,
+    link: OwnedPageLink,
     message_id: RowId,
     reply_id: RowId,
     form: SignedInForm,
@@ -257,7 +257,7 @@ async def _block(
 @post(_MESSAGE + "/block", status_code=303)
 async def block_sender(
     browser: SignedInBrowser,
-    link: OwnedLink,
+    link: OwnedPageLink,
     message_id: RowId,
     form: SignedInForm,
     db: DB,
@@ -269,7 +269,7 @@ async def block_sender(
 @post(_MESSAGE + "/block-network", status_code=303)
 async def block_network(
     browser: SignedInBrowser,
-    link: OwnedLink,
+    link: OwnedPageLink,
     message_id: RowId,
     form: SignedInForm,
     db: DB,
@@ -298,7 +298,7 @@ def _muted_choice(form: FormMultiDict) -> str | None:
 
 @post("/dashboard/links/{link_id:str}/settings", status_code=303)
 async def link_settings(
-    browser: SignedInBrowser, link: OwnedLink, form: SignedInForm, db: DB, settings: AppSettings
+    browser: SignedInBrowser, link: OwnedPageLink, form: SignedInForm, db: DB, settings: AppSettings
 ) -> Redirect:
     pause = str(form.get("pause") or ("paused" if form.get("paused") == "on" else "open"))
     if pause not in {"open", "paused", "keep", *_PAUSE_HOURS}:

@@ -13,7 +13,7 @@ from litestar import Request, Response, get
 from litestar.types import ControllerRouterHandler
 
 from anonbox.core.dependencies import AppSettings
-from anonbox.web.dependencies import OwnedLink, SignedInBrowser, signed_in_pages
+from anonbox.web.dependencies import OwnedPageLink, SignedInBrowser, signed_in_pages
 from anonbox.web.routing import site_url
 from anonbox.web.session import carry_renewal
 
@@ -66,7 +66,7 @@ def qr_svg(url: str) -> bytes:
 
 @get("/dashboard/links/{link_id:str}/qr.svg", name="dashboard:qr")
 async def link_qr(
-    request: AnyRequest, browser: SignedInBrowser, link: OwnedLink, settings: AppSettings
+    request: AnyRequest, browser: SignedInBrowser, link: OwnedPageLink, settings: AppSettings
 ) -> Response[bytes]:
     """The QR code of the owner's link, to show to someone who has a phone in hand."""
     url = f"{site_url(request, settings)}/{link.link_id}"

@@ -27,7 +27,7 @@ from anonbox.core.settings import Settings
 from anonbox.links import service as links
 from anonbox.messages import filtered
 from anonbox.messages import service as messages
-from anonbox.web.dependencies import OwnedLink, SignedInBrowser, SignedInForm, signed_in_pages
+from anonbox.web.dependencies import OwnedPageLink, SignedInBrowser, SignedInForm, signed_in_pages
 from anonbox.web.forms import back_path, dashboard_page, redirect_to, text_field
 from anonbox.web.routing import site_url
 from anonbox.web.session import Browser
@@ -100,7 +100,11 @@ _DELETE_LINK = LINKS_PAGE + "/{link_id:str}/delete"
 
 @get(_DELETE_LINK)
 async def confirm_delete_link(
-    request: AnyRequest, browser: SignedInBrowser, link: OwnedLink, db: DB, settings: AppSettings
+    request: AnyRequest,
+    browser: SignedInBrowser,
+    link: OwnedPageLink,
+    db: DB,
+    settings: AppSettings,
 ) -> Template:
     found = await links.link(db, link_id=link.link_id, user_id=browser.principal.user_id)
     return await confirm_page(
@@ -122,7 +126,7 @@ async def confirm_delete_link(
 
 @post(_DELETE_LINK, status_code=303)
 async def delete_link(
-    browser: SignedInBrowser, link: OwnedLink, form: SignedInForm, db: DB, settings: AppSettings
+    browser: SignedInBrowser, link: OwnedPageLink, form: SignedInForm, db: DB, settings: AppSettings
 ) -> Redirect:
     await links.delete_link(db, link_id=link.link_id, user_id=browser.principal.user_id)
     return redirect_to(browser, settings, LINKS_PAGE)
@@ -133,7 +137,11 @@ _UNANSWERED = LINKS_PAGE + "/{link_id:str}/unanswered/delete"
 
 @get(_UNANSWERED)
 async def confirm_delete_unanswered(
-    request: AnyRequest, browser: SignedInBrowser, link: OwnedLink, db: DB, settings: AppSettings
+    request: AnyRequest,
+    browser: SignedInBrowser,
+    link: OwnedPageLink,
+    db: DB,
+    settings: AppSettings,
 ) -> Template:
     return await confirm_page(
         request,
@@ -164,7 +172,7 @@ def _unanswered_text(in_folder: int) -> str:
 
 @post(_UNANSWERED, status_code=303)
 async def delete_unanswered(
-    browser: SignedInBrowser, link: OwnedLink, form: SignedInForm, db: DB, settings: AppSettings
+    browser: SignedInBrowser, link: OwnedPageLink, form: SignedInForm, db: DB, settings: AppSettings
 ) -> Redirect:
     await messages.delete_unanswered(db, link_id=link.link_id)
     return redirect_to(browser, settings, f"{LINKS_PAGE}/{link.link_id}")
@@ -182,7 +190,7 @@ SenderOrigin = Annotated[str, Parameter(query="from", pattern="^(inbox|filtered)
 async def confirm_delete_from_sender(
     request: AnyRequest,
     browser: SignedInBrowser,
-    link: OwnedLink,
+    link: OwnedPageLink,
     message_id: RowId,
     db: DB,
     settings: AppSettings,
@@ -211,7 +219,7 @@ async def confirm_delete_from_sender(
 @post(_FROM_SENDER, status_code=303)
 async def delete_from_sender(
     browser: SignedInBrowser,
-    link: OwnedLink,
+    link: OwnedPageLink,
     message_id: RowId,
     form: SignedInForm,
     db: DB,

@@ -14,12 +14,11 @@ from typing import Annotated, Any
 
 from litestar import Request, get, post
 from litestar.datastructures import FormMultiDict
-from litestar.di import Provide
-from litestar.params import Dependency
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
 from anonbox.auth import service as accounts
+from anonbox.core.access import INJECTED, UNCHECKED, AccessRule
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import Conflict, FieldProblem, Forbidden, ValidationFailed
@@ -29,7 +28,7 @@ from anonbox.core.routing import OptionsRouter
 from anonbox.core.settings import Settings
 from anonbox.moderation import service as moderation
 from anonbox.moderation.schemas import Action
-from anonbox.web.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
+from anonbox.web.dependencies import SignedInForm, signed_in_browser, signed_in_pages
 from anonbox.web.forms import dashboard_page, redirect_to, text_field
 from anonbox.web.routing import readable
 from anonbox.web.session import Browser
@@ -46,14 +45,19 @@ _ACTIONS: dict[str, Action] = {
 _CONFIRMED = "yes"
 
 AnyRequest = Request[Any, Any, Any]
-AdminBrowser = Annotated[Browser, Dependency(skip_validation=True)]
 
 
-async def admin_browser(browser: SignedInBrowser) -> Browser:
+async def admin_browser(request: AnyRequest, db: DB, settings: AppSettings) -> Browser:
     """The signed-in browser, if its account is an admin's (after the CSRF check)."""
+    browser = await signed_in_browser(request, db, settings)
     if not browser.principal.is_admin:
         raise Forbidden(N_("Only an admin can see this page."))
     return browser
+
+
+AdminBrowser = Annotated[
+    Browser, INJECTED, UNCHECKED, AccessRule("AdminBrowser", admin_browser, Browser)
+]
 
 
 async def _page(
@@ -214,6 +218,5 @@ ROUTES: list[ControllerRouterHandler] = [
                 queue_page, resolve_report, phrases_page, add_phrase, remove_phrase, audit_page
             )
         ],
-        dependencies={"admin_browser": Provide(admin_browser)},
     )
 ]

@@ -21,7 +21,7 @@ from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import ValidationFailed
 from anonbox.core.paths import Cursor
 from anonbox.messages import inbox, search
-from anonbox.web.dependencies import OwnedLink, SignedInBrowser, signed_in_pages
+from anonbox.web.dependencies import OwnedPageLink, SignedInBrowser, signed_in_pages
 from anonbox.web.forms import dashboard_page
 from anonbox.web.routing import readable
 
@@ -38,7 +38,7 @@ FilterName = Annotated[
 async def search_page(
     request: AnyRequest,
     browser: SignedInBrowser,
-    link: OwnedLink,
+    link: OwnedPageLink,
     db: DB,
     settings: AppSettings,
     q: str = "",

@@ -1,0 +1,192 @@
+"""Who may call a route, as types: a handler's signature states its rule, never a name.
+
+An access rule is an ``Annotated`` type declared once beside its provider, for example
+``Creator = Annotated[Principal, INJECTED, UNCHECKED, AccessRule(...)]`` in
+``auth/dependencies.py``. ``guarded`` reads every handler's signature and, for each
+parameter whose type carries a rule, registers the rule's provider under that parameter's
+name on that handler alone, and sets the handler's OpenAPI ``security`` from the same
+rules. So renaming a parameter keeps its rule, and what the document says is what is
+enforced. The rules, from the widest to the narrowest:
+
+    Viewer          anyone; a credential that is present must be valid     (API)
+    Creator         a valid credential of an account in service            (API)
+    ├── SignedIn    ... from a sign-in session, not an API key             (API)
+    ├── Admin       ... of an admin                                        (API)
+    ├── OwnedLink   ... that owns the link in the path (looked up)         (API)
+    ├── ClaimedLink ... that claims the link in the path (checked by the write)
+    └── ViewedLink  the live link in the path, and whether the caller owns it
+    AccountHolder   a valid credential, even of an account being erased    (API)
+    └── SignedInHolder ... from a sign-in session                          (API)
+    SignedInBrowser a browser's sign-in session (CSRF-checked on a form)   (pages)
+    ├── OwnedPageLink, SignedInForm, AdminBrowser                          (pages)
+    AccountHolderBrowser, AccountHolderForm (the deletion page)            (pages)
+
+A parameter of a type that some rule guards (``Principal``, ``LinkAccess``...) without a
+rule refuses to start: it could only be filled by a name-keyed dependency, which is what
+this replaces.
+
+Rules that share a step (the credential, the browser session) share it through
+``once_per_request``: Litestar resolves sibling dependencies concurrently, so the first
+caller's result is shared with the others rather than computed twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import typing
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
+
+from litestar import Request, Router
+from litestar.di import Dependency, Provide
+from litestar.handlers import BaseRouteHandler, HTTPRouteHandler
+from litestar.openapi.spec import SecurityRequirement
+from litestar.params import SkipValidationMarker
+from litestar.routes import HTTPRoute
+from litestar.types import ControllerRouterHandler
+from litestar.utils.signature import get_fn_type_hints
+
+T = TypeVar("T")
+
+# The markers every rule type carries before its rule: a dependency, filled under the
+# parameter's name (which ``guarded`` provides), and not validated (the provider's own value).
+INJECTED = Dependency()
+UNCHECKED = SkipValidationMarker()
+
+# The types that only a rule may fill (added by each rule, as its ``guards``).
+_GUARDED: set[type] = set()
+
+
+@dataclass(frozen=True, eq=False)
+class AccessRule:
+    """One rule: who may call, the provider that decides it, and what the document says.
+
+    ``security`` is ``None`` where the route is not documented (pages); ``optional``
+    rules (a public read that takes a credential too) give way to a required rule beside
+    them."""
+
+    name: str
+    provider: Callable[..., Awaitable[Any]]
+    guards: type
+    security: Sequence[SecurityRequirement] | None = None
+    optional: bool = False
+    provide: Provide = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "provide", Provide(self.provider))
+        _GUARDED.add(self.guards)
+
+
+class AccessError(TypeError):
+    """A handler whose signature does not say who may call it, or says it twice."""
+
+
+def rules_of(fn: Callable[..., Any]) -> dict[str, AccessRule]:
+    """The access rules in ``fn``'s signature, by parameter name; refuses a parameter of
+    a guarded type that carries no rule."""
+    found: dict[str, AccessRule] = {}
+    for name, hint in get_fn_type_hints(fn).items():
+        if name == "return":
+            continue
+        rule = _rule_in(hint)
+        if rule is not None:
+            found[name] = rule
+        elif _guarded_type_in(hint):
+            raise AccessError(
+                f"{fn.__module__}.{fn.__qualname__}: parameter {name!r} is a {hint!r} "
+                "without an access rule; declare it with a rule type (core/access.py)"
+            )
+    return found
+
+
+def _rule_in(hint: Any) -> AccessRule | None:
+    if typing.get_origin(hint) is typing.Annotated:
+        rules = [m for m in hint.__metadata__ if isinstance(m, AccessRule)]
+        if len(rules) > 1:
+            raise AccessError(f"{hint!r} carries more than one access rule")
+        return rules[0] if rules else None
+    return None
+
+
+def _guarded_type_in(hint: Any) -> bool:
+    if typing.get_origin(hint) is typing.Annotated:
+        hint = typing.get_args(hint)[0]
+    if hint in _GUARDED:
+        return True
+    return any(arg in _GUARDED for arg in typing.get_args(hint))
+
+
+def security_of(rules: Iterable[AccessRule]) -> list[SecurityRequirement] | None:
+    """What the document says of a handler with these rules: a required rule's
+    credentials, else an optional one's, else nothing."""
+    documented = [rule for rule in rules if rule.security is not None]
+    for rule in sorted(documented, key=lambda rule: rule.optional):
+        return list(rule.security or ())
+    return None
+
+
+def _guard(handler: BaseRouteHandler) -> None:
+    """Register ``handler``'s rules as its own dependencies, and its rules' own rules (a
+    provider may take a rule type too), and set its documented security."""
+    rules = rules_of(handler.fn)
+    pending = list(rules.items())
+    dependencies = dict(handler.dependencies or {})
+    while pending:
+        name, rule = pending.pop()
+        if name in dependencies and dependencies[name] is not rule.provide:
+            raise AccessError(
+                f"{handler}: {name!r} is provided twice; an access rule is only a type"
+            )
+        dependencies[name] = rule.provide
+        pending.extend(rules_of(rule.provider).items())
+    handler.dependencies = dependencies
+    if isinstance(handler, HTTPRouteHandler):
+        security = security_of(rules.values())
+        # Set by hand it could only drift from the rules (the same, it is ours from before).
+        if handler.security is not None and list(handler.security) != security:
+            raise AccessError(f"{handler}: security comes from its access rules, not by hand")
+        handler.security = security
+
+
+def guarded(handlers: Iterable[ControllerRouterHandler]) -> list[ControllerRouterHandler]:
+    """``handlers``, each given the providers and the security its signature's access
+    rules name (inside routers too)."""
+    handlers = list(handlers)
+    for handler in handlers:
+        if isinstance(handler, Router):
+            for route in handler.routes:
+                if isinstance(route, HTTPRoute):
+                    for inner in route.route_handlers:
+                        _guard(inner)
+        elif isinstance(handler, BaseRouteHandler):
+            _guard(handler)
+    return handlers
+
+
+_ONCE = "anonbox.once"
+
+
+async def once_per_request(
+    request: Request[Any, Any, Any], key: str, compute: Callable[[], Awaitable[T]]
+) -> T:
+    """``compute()``'s result, computed once per request however many rules ask for it
+    (concurrently, as Litestar resolves sibling dependencies); its error, likewise."""
+    scope = cast(dict[str, Any], request.scope)
+    shared: dict[str, asyncio.Future[Any]] = scope.setdefault(_ONCE, {})
+    future = shared.get(key)
+    if future is not None:
+        result: T = await asyncio.shield(future)
+        return result
+    future = shared[key] = asyncio.get_running_loop().create_future()
+    try:
+        value = await compute()
+    except Exception as exc:
+        future.set_exception(exc)
+        future.exception()  # retrieved here, so an unshared error is not logged as lost
+        raise
+    except BaseException:
+        future.cancel()
+        raise
+    future.set_result(value)
+    return value

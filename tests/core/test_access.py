@@ -1,0 +1,175 @@
+"""Access rules are types (core/access.py): for every route, the rule its signature names is
+the rule enforced and the security documented, and a parameter's name changes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import warnings
+from typing import Annotated, Any
+
+import pytest
+from litestar import Litestar, Request, get
+from litestar.di import Provide
+from litestar.handlers import HTTPRouteHandler
+from litestar.routes import HTTPRoute
+from litestar.testing import TestClient
+
+from anonbox.auth.dependencies import SECURITY, Creator
+from anonbox.auth.service import Principal
+from anonbox.core.access import (
+    INJECTED,
+    UNCHECKED,
+    AccessError,
+    AccessRule,
+    guarded,
+    once_per_request,
+    rules_of,
+)
+from anonbox.core.errors import Unauthorized
+from anonbox.core.exception_handlers import EXCEPTION_HANDLERS
+from anonbox.core.settings import Settings
+
+_PARAMETER = re.compile(r"\{(\w+):[^}]+\}")
+
+
+def _app(tmp_path: Any) -> Litestar:
+    """The real application, built only to read its routes; importing it warns of
+    Litestar deprecations."""
+    settings = Settings.from_env({"ANONBOX_DATABASE_URL": f"sqlite:///{tmp_path}/a.db"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from anonbox.main import create_app
+
+        app = create_app(settings).app
+    assert isinstance(app, Litestar)
+    return app
+
+
+def _handlers(app: Litestar) -> list[tuple[str, HTTPRouteHandler]]:
+    return [
+        (route.path, handler)
+        for route in app.routes
+        if isinstance(route, HTTPRoute)
+        for handler in route.route_handlers
+        if "OPTIONS" not in handler.http_methods
+    ]
+
+
+def test_every_route_enforces_and_documents_the_rules_its_signature_names(tmp_path: Any) -> None:
+    app = _app(tmp_path)
+    document = app.openapi_schema.to_schema()
+    guarded_routes = documented_routes = 0
+    for path, handler in _handlers(app):
+        with warnings.catch_warnings():  # signatures that still name Litestar's old marker
+            warnings.simplefilter("ignore", DeprecationWarning)
+            rules = rules_of(handler.fn)
+        provided = handler.resolve_dependencies()
+        for name, rule in rules.items():
+            # What fills the parameter is its rule's provider, whatever the name.
+            assert provided[name].dependency is rule.provider, (path, name)
+        required = [r for r in rules.values() if r.security is not None and not r.optional]
+        optional = [r for r in rules.values() if r.security is not None and r.optional]
+        expected = (required or optional or [None])[0]
+        wanted = list(expected.security or ()) if expected is not None else None
+        assert (handler.resolve_security() or None) == wanted, path
+        if handler.resolve_include_in_schema():
+            for method in handler.http_methods - {"HEAD"}:
+                operation = document["paths"][_PARAMETER.sub(r"{\1}", path)][method.lower()]
+                assert operation.get("security") == wanted, (method, path)
+                documented_routes += 1
+        guarded_routes += bool(rules)
+    assert guarded_routes >= 100  # the API's creator routes and the dashboard's pages
+    assert documented_routes > 60
+
+
+def test_no_rule_is_keyed_by_a_name_app_wide(tmp_path: Any) -> None:
+    app = _app(tmp_path)
+    for name, provide in app.dependencies.items():
+        assert not any(
+            isinstance(m, AccessRule) for m in getattr(provide.dependency, "__metadata__", ())
+        ), name
+        assert name not in {"creator", "viewer", "signed_in", "admin", "owned", "claimed", "viewed"}
+
+
+def test_renaming_the_parameter_keeps_the_rule() -> None:
+    @get("/mine", sync_to_thread=False)
+    def mine(anything_at_all: Creator) -> str:
+        return anything_at_all.user_id
+
+    app = Litestar(
+        route_handlers=guarded([mine]),
+        dependencies={"db": Provide(lambda: None, sync_to_thread=False)},
+        exception_handlers=EXCEPTION_HANDLERS,
+    )
+    with TestClient(app) as client:
+        # Without a credential: refused, as any Creator route; never read from the query.
+        assert client.get("/mine").status_code == 401
+        assert client.get("/mine", params={"anything_at_all": "x"}).status_code == 401
+    assert mine.resolve_security() == SECURITY
+
+
+def test_a_guarded_type_without_a_rule_refuses_to_start() -> None:
+    @get("/mine", sync_to_thread=False)
+    def mine(creator: Principal) -> str:
+        return creator.user_id
+
+    with pytest.raises(AccessError, match="without an access rule"):
+        guarded([mine])
+
+
+def test_security_by_hand_refuses_to_start() -> None:
+    @get("/mine", sync_to_thread=False, security=[{}])
+    def mine(creator: Creator) -> str:
+        return creator.user_id
+
+    with pytest.raises(AccessError, match="security comes from its access rules"):
+        guarded([mine])
+
+
+class Token:
+    def __init__(self, owner: str) -> None:
+        self.owner = owner
+
+
+CALLS: list[str] = []
+
+
+async def _shared_step(request: Request[Any, Any, Any]) -> Token:
+    async def look() -> Token:
+        CALLS.append("looked")
+        await asyncio.sleep(0.01)  # the sibling rule asks meanwhile
+        header = request.headers.get("x-owner")
+        if header is None:
+            raise Unauthorized("no owner")
+        return Token(header)
+
+    return await once_per_request(request, "token", look)
+
+
+async def _first(request: Request[Any, Any, Any]) -> Token:
+    return await _shared_step(request)
+
+
+async def _second(request: Request[Any, Any, Any]) -> Token:
+    return await _shared_step(request)
+
+
+First = Annotated[Token, INJECTED, UNCHECKED, AccessRule("First", _first, Token)]
+Second = Annotated[Token, INJECTED, UNCHECKED, AccessRule("Second", _second, Token)]
+
+
+def test_rules_sharing_a_step_take_it_once_per_request() -> None:
+    @get("/both", sync_to_thread=False)
+    def both(a: First, b: Second) -> dict[str, Any]:
+        return {"same": a is b, "owner": a.owner}
+
+    app = Litestar(route_handlers=guarded([both]), exception_handlers=EXCEPTION_HANDLERS)
+    with TestClient(app) as client:
+        CALLS.clear()
+        answer = client.get("/both", headers={"x-owner": "hana"})
+        assert answer.json() == {"same": True, "owner": "hana"}
+        assert CALLS == ["looked"]
+        CALLS.clear()
+        assert client.get("/both").status_code == 401  # the shared error, once
+        assert CALLS == ["looked"]
