@@ -25,8 +25,8 @@ from anonbox.core.ids import ULID_PATTERN
 from anonbox.links import service as links
 from anonbox.messages import service as messages
 from anonbox.safety.gate import GateDep
-from anonbox.web.card_cache import CardCache
-from anonbox.web.cards import CardLabels, render_card, render_link_card
+from anonbox.web.cards.cache import CardCache
+from anonbox.web.cards.draw import CardLabels, render_card, render_link_card
 from anonbox.web.public import not_found, public_link
 from anonbox.web.routing import site_url
 
@@ -67,7 +67,7 @@ async def share_card(
     cards: Annotated[CardCache, Dependency(skip_validation=True)],
 ) -> Response[Any]:
     """An answered message and its latest reply as a PNG for phone stories, drawn once per
-    version (``web.card_cache``) and limited per client."""
+    version (``web.cards.cache``) and limited per client."""
     address = client_address(request.scope, request.app.state.trusted_proxies)
     await gate.throttle_client(db, address=address, limit=settings.limit_card)
     link = await public_link(db, link_id)
@@ -115,7 +115,7 @@ async def _card(
     disposition: str,
 ) -> Response[Any]:
     """A card's answer: its ETag from what it draws (304 when the browser has it), else
-    the PNG, drawn once per version (``web.card_cache``). Kept briefly by browsers: a card
+    the PNG, drawn once per version (``web.cards.cache``). Kept briefly by browsers: a card
     changes when the creator replies again, edits the prompt or deletes the message."""
     digest = hashlib.sha256(
         "\0".join((_CARD_VERSION, repr(labels), *version)).encode()
