@@ -26,15 +26,15 @@ from anonbox.core.i18n import current_language, current_time_zone, exact_time, t
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
 from anonbox.safety import blocks, mutes
-from anonbox.web.dependencies import (
+from anonbox.web.infra.dependencies import (
     DELETION_PAGE,
     SignedInBrowser,
     SignedInForm,
     account_holder_pages,
     signed_in_pages,
 )
-from anonbox.web.forms import NO_STORE, dashboard_page, redirect_to, text_field
-from anonbox.web.session import Browser, clear_session_cookies
+from anonbox.web.infra.forms import NO_STORE, dashboard_page, redirect_to, text_field
+from anonbox.web.infra.session import Browser, clear_session_cookies
 
 ACCOUNT = "/dashboard/account"
 DELETE_ACCOUNT = "/dashboard/account/delete"

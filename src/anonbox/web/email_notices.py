@@ -24,8 +24,8 @@ from anonbox.notifications.email_notices import (
 )
 from anonbox.notifications.email_router import MailerDep, Token, provide_mailer
 from anonbox.notifications.email_schemas import MODES
-from anonbox.web.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
-from anonbox.web.forms import redirect_to, text_field
+from anonbox.web.infra.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
+from anonbox.web.infra.forms import redirect_to, text_field
 
 
 @post(

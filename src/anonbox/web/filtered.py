@@ -19,8 +19,8 @@ from anonbox.core.i18n import _
 from anonbox.core.paths import Cursor, RowId
 from anonbox.links import service as links
 from anonbox.messages import filtered
-from anonbox.web.dependencies import OwnedLink, SignedInBrowser, SignedInForm, signed_in_pages
-from anonbox.web.forms import back_path, dashboard_page, redirect_to
+from anonbox.web.infra.dependencies import OwnedLink, SignedInBrowser, SignedInForm, signed_in_pages
+from anonbox.web.infra.forms import back_path, dashboard_page, redirect_to
 from anonbox.web.links import LINKS_PAGE, confirm_page
 
 PAGE_SIZE = 20

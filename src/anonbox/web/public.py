@@ -40,8 +40,8 @@ from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import ReceiptLink
 from anonbox.safety.flood import ProofOfWorkRequired
 from anonbox.web import previews
-from anonbox.web.routing import error_page, readable, site_url
-from anonbox.web.security import (
+from anonbox.web.infra.routing import error_page, readable, site_url
+from anonbox.web.infra.security import (
     CSRF_FIELD,
     checked_form,
     cookie_name,

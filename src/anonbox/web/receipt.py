@@ -30,9 +30,9 @@ from anonbox.messages.router import provide_posting
 from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import ReceiptOut
 from anonbox.safety.flood import ProofOfWorkRequired
+from anonbox.web.infra.routing import error_page, readable, site_url
+from anonbox.web.infra.security import CSRF_FIELD, checked_form, csrf_token, set_csrf_cookie
 from anonbox.web.public import character_count, problem_text, too_fast
-from anonbox.web.routing import error_page, readable, site_url
-from anonbox.web.security import CSRF_FIELD, checked_form, csrf_token, set_csrf_cookie
 
 Posting = Annotated[messages.Posting, Dependency(skip_validation=True)]
 

@@ -14,7 +14,6 @@ from anonbox.web import (
     inbox,
     installable,
     links,
-    locale,
     moderation,
     notifications,
     public,
@@ -24,7 +23,8 @@ from anonbox.web import (
     share_card,
     signin,
 )
-from anonbox.web.routing import STATIC, page_router
+from anonbox.web.infra import locale
+from anonbox.web.infra.routing import STATIC, page_router
 
 # Fixed paths come first: they must not read as link ids.
 ROUTES: list[ControllerRouterHandler] = [

@@ -27,8 +27,8 @@ from anonbox.messages import service as messages
 from anonbox.safety.gate import GateDep
 from anonbox.web.cards.cache import CardCache
 from anonbox.web.cards.draw import CardLabels, render_card, render_link_card
+from anonbox.web.infra.routing import site_url
 from anonbox.web.public import not_found, public_link
-from anonbox.web.routing import site_url
 
 _CARD_VERSION = "2"  # part of the card's ETag: bump when the drawing changes
 

@@ -2,7 +2,7 @@
 
 Public pages (home, sign-in, the send page, receipts, errors) speak the language chosen
 with the switcher (a cookie), else the best match of ``Accept-Language``. A creator's own
-pages speak the language of their account setting (``web.dependencies`` sets it once the
+pages speak the language of their account setting (``web.infra.dependencies`` sets it once the
 browser is known, after this hook). Answers that vary so say ``Vary: Accept-Language,
 Cookie``. Public pages show exact times in UTC: the reader's zone is unknown, and the
 creator's zone is theirs, not something to tell visitors.
@@ -19,7 +19,7 @@ from litestar.types import ControllerRouterHandler
 
 from anonbox.core.i18n import DEFAULT_TIME_ZONE, LANGUAGES, negotiate, set_locale
 from anonbox.core.settings import Settings
-from anonbox.web.security import cookie_name
+from anonbox.web.infra.security import cookie_name
 
 LANGUAGE_COOKIE = "anonbox_lang"
 _YEAR = 365 * 24 * 3600
