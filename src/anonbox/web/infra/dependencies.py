@@ -33,7 +33,7 @@ from anonbox.web.infra.session import (
     carry_renewal_of,
     clear_session_cookies,
 )
-from anonbox.web.signin import signin_page
+from anonbox.web.pages.signin import signin_page
 
 AnyRequest = Request[Any, Any, Any]
 _SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}

@@ -2,7 +2,7 @@
 
 Every action is a plain form post carrying the CSRF field, answered with a redirect back
 to the page it came from (``web.infra.forms``); ``static/dashboard.js`` only adds live updates
-(``web.events``). Actions call the same services as the JSON API, so each rule lives in
+(``web.pages.events``). Actions call the same services as the JSON API, so each rule lives in
 one place. See ``docs/pages.md``.
 """
 

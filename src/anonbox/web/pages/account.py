@@ -1,7 +1,7 @@
 """Page routes: the creator's account — muted words, blocked senders, API keys, a download
 of all of it, and deleting the account (the one page an account being deleted still sees).
 
-Form posts as in ``web.inbox``: the session's CSRF token, a redirect back (except a new
+Form posts as in ``web.pages.inbox``: the session's CSRF token, a redirect back (except a new
 API key, shown this once on the page itself), the API's own services.
 """
 

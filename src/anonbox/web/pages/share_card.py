@@ -28,7 +28,7 @@ from anonbox.safety.gate import GateDep
 from anonbox.web.cards.cache import CardCache
 from anonbox.web.cards.draw import CardLabels, render_card, render_link_card
 from anonbox.web.infra.routing import site_url
-from anonbox.web.public import not_found, public_link
+from anonbox.web.pages.public import not_found, public_link
 
 _CARD_VERSION = "2"  # part of the card's ETag: bump when the drawing changes
 

@@ -1,6 +1,6 @@
 """Page routes: the creator's notifications — webhooks, each with its latest deliveries.
 
-Form posts as in ``web.account``: the session's CSRF token, a redirect back (except a
+Form posts as in ``web.pages.account``: the session's CSRF token, a redirect back (except a
 new webhook, whose secret is shown this once on the page itself), the API's services
 (``notifications.service``).
 """
