@@ -46,7 +46,7 @@ FROM debian:bookworm-slim
 
 # python3 for the virtualenv copied below (same base, same /usr/bin/python3.11);
 # ca-certificates for TLS to a managed PostgreSQL or Redis; the Noto fonts for the share
-# cards (web/card_fonts.py: every script and colour emoji), DejaVu for symbols Noto lacks;
+# cards (web/cards/fonts.py: every script and colour emoji), DejaVu for symbols Noto lacks;
 # tzdata for the creators' time zones (core/i18n.py reads /usr/share/zoneinfo).
 RUN apt-get update \
     && apt-get install -y --no-install-recommends python3 ca-certificates fonts-dejavu-core tzdata \

@@ -3,7 +3,7 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# The share cards' fonts (web/card_fonts.py): every script and colour emoji.
+# The share cards' fonts (web/cards/fonts.py): every script and colour emoji.
 FONTS := fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji
 
 # Test processes (pytest-xdist). The tests mostly wait on servers, databases and sleeps, so

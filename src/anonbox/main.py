@@ -55,9 +55,9 @@ from anonbox.receipts.router import ROUTES as RECEIPT_ROUTES
 from anonbox.safety.gate import Gate
 from anonbox.safety.router import ROUTES as SAFETY_ROUTES
 from anonbox.safety.senders import SenderKeys
-from anonbox.web.card_cache import CardCache
+from anonbox.web.cards.cache import CardCache
+from anonbox.web.infra.routing import TEMPLATES
 from anonbox.web.routes import ROUTES as WEB_ROUTES
-from anonbox.web.routing import TEMPLATES
 
 
 def provide_db(state: State) -> Database:

@@ -25,10 +25,10 @@ import regex
 from fontTools.ttLib import TTFont
 from PIL import Image, ImageChops, ImageDraw, ImageFont, ImageStat
 
-from anonbox.web import card_fonts
-from anonbox.web.card_fonts import Face, FontSet, installed
-from anonbox.web.card_text import layout, paragraphs
-from anonbox.web.cards import CardLabels, render_card, render_link_card
+from anonbox.web.cards import fonts as card_fonts
+from anonbox.web.cards.draw import CardLabels, render_card, render_link_card
+from anonbox.web.cards.fonts import Face, FontSet, installed
+from anonbox.web.cards.text import layout, paragraphs
 
 REFERENCES = Path(__file__).parent / "reference"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "cards"

@@ -22,7 +22,7 @@ import pytest
 from babel.messages.pofile import read_po
 
 from anonbox.core.i18n import translations
-from anonbox.web.cards import CardLabels, render_link_card
+from anonbox.web.cards.draw import CardLabels, render_link_card
 from tests.actions import post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server

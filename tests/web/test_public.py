@@ -18,7 +18,7 @@ from litestar import Litestar
 from PIL import Image
 
 from anonbox.core.ids import LINK_ID_LENGTH
-from anonbox.web.cards import render_link_card
+from anonbox.web.cards.draw import render_link_card
 from tests.actions import assert_error, inbox_items, post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server

@@ -73,7 +73,7 @@ class Gone(NotFound):
 
     The API answers it 404, its code saying that it is over: the status a client (and the
     contract's checks) takes for "no such id", the code for who cares to tell the two apart.
-    A page answers 410 (``web.routing``), which a browser's reader never sees anyway."""
+    A page answers 410 (``web.infra.routing``), which a browser's reader never sees anyway."""
 
     code = "gone"
 

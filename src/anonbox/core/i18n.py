@@ -8,7 +8,7 @@ placeholders (``_("Hello %(name)s", name=…)``), plural forms through ``ngettex
 ``num``. Module-level texts are marked with ``N_`` and translated where they are shown.
 
 The language and time zone of what is being rendered live in context variables: a page
-request sets them (``web.locale``) from the creator's settings on their pages, or from the
+request sets them (``web.infra.locale``) from the creator's settings on their pages, or from the
 switcher's cookie and ``Accept-Language`` on public pages; an e-mail sets them from its
 recipient's settings with ``use_locale``. JSON ``message`` texts never pass through here:
 they stay English, and clients translate ``error.code``.

@@ -37,7 +37,7 @@ logger = logging.getLogger("anonbox.notifications")
 
 UNSUBSCRIBE_PATH = "/notifications/unsubscribe"  # the API's
 CONFIRM_PATH = "/notifications/email/confirm"
-# The pages a mail links to (``web.email_notices``): a person opens them in a browser.
+# The pages a mail links to (``web.pages.email_notices``): a person opens them in a browser.
 UNSUBSCRIBE_PAGE = "/email/unsubscribe"
 CONFIRM_PAGE = "/email/confirm"
 SETTINGS_PAGE = "/dashboard/notifications"

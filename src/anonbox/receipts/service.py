@@ -36,7 +36,7 @@ RECEIPT_DAYS = 30
 TOKEN_BYTES = 32  # 256 random bits: the token is a bearer credential
 REPLIES_SHOWN = 100  # newest replies to the message and its follow-up, together
 PURGE_EVERY_SECONDS = 3600
-RECEIPT_PATH = "/r/"  # the receipt page, web.receipt
+RECEIPT_PATH = "/r/"  # the receipt page, web.pages.receipt
 
 _US_PER_DAY = 86_400 * 1_000_000
 _MESSAGE, _FOLLOW_UP = "message", "follow-up"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from litestar.types import ControllerRouterHandler
 
-from anonbox.web import (
+from anonbox.web.infra.routing import STATIC, page_router
+from anonbox.web.pages import (
     account,
     apidocs,
     email_notices,
@@ -13,8 +14,8 @@ from anonbox.web import (
     home,
     inbox,
     installable,
+    language_switch,
     links,
-    locale,
     moderation,
     notifications,
     public,
@@ -24,14 +25,13 @@ from anonbox.web import (
     share_card,
     signin,
 )
-from anonbox.web.routing import STATIC, page_router
 
 # Fixed paths come first: they must not read as link ids.
 ROUTES: list[ControllerRouterHandler] = [
     page_router(
         *home.ROUTES,
         *installable.ROUTES,
-        *locale.ROUTES,
+        *language_switch.ROUTES,
         *signin.ROUTES,
         *links.ROUTES,
         *filtered.ROUTES,

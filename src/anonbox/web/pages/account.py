@@ -1,7 +1,7 @@
 """Page routes: the creator's account — muted words, blocked senders, API keys, a download
 of all of it, and deleting the account (the one page an account being deleted still sees).
 
-Form posts as in ``web.inbox``: the session's CSRF token, a redirect back (except a new
+Form posts as in ``web.pages.inbox``: the session's CSRF token, a redirect back (except a new
 API key, shown this once on the page itself), the API's own services.
 """
 
@@ -26,7 +26,7 @@ from anonbox.core.i18n import current_language, current_time_zone, exact_time, t
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
 from anonbox.safety import blocks, mutes
-from anonbox.web.dependencies import (
+from anonbox.web.infra.dependencies import (
     DELETION_PAGE,
     AccountHolderBrowser,
     SignedInBrowser,
@@ -34,8 +34,8 @@ from anonbox.web.dependencies import (
     account_holder_pages,
     signed_in_pages,
 )
-from anonbox.web.forms import NO_STORE, dashboard_page, redirect_to, text_field
-from anonbox.web.session import Browser, clear_session_cookies
+from anonbox.web.infra.forms import NO_STORE, dashboard_page, redirect_to, text_field
+from anonbox.web.infra.session import Browser, clear_session_cookies
 
 ACCOUNT = "/dashboard/account"
 DELETE_ACCOUNT = "/dashboard/account/delete"

@@ -28,11 +28,12 @@ from anonbox.core.errors import AnonboxError, Gone, RateLimited, ServiceUnavaila
 from anonbox.core.i18n import N_, gettext
 from anonbox.core.routing import OptionsRouter
 from anonbox.core.settings import Settings
-from anonbox.web.locale import public_locale, vary_by_language
-from anonbox.web.security import page_headers
-from anonbox.web.session import carry_renewal_of
+from anonbox.web.infra.locale import public_locale, vary_by_language
+from anonbox.web.infra.security import page_headers
+from anonbox.web.infra.session import carry_renewal_of
 
-HERE = Path(__file__).parent
+# The web package's folder, which holds templates/ and static/ (one up from infra/).
+HERE = Path(__file__).parent.parent
 
 
 def _environment() -> Environment:

@@ -1,8 +1,9 @@
-"""Which language a page speaks, and the footer's switcher that remembers a choice.
+"""Which language a page speaks (the footer's switcher, which remembers a choice, is
+``web.pages.language_switch``).
 
 Public pages (home, sign-in, the send page, receipts, errors) speak the language chosen
 with the switcher (a cookie), else the best match of ``Accept-Language``. A creator's own
-pages speak the language of their account setting (``web.dependencies`` sets it once the
+pages speak the language of their account setting (``web.infra.dependencies`` sets it once the
 browser is known, after this hook). Answers that vary so say ``Vary: Accept-Language,
 Cookie``. Public pages show exact times in UTC: the reader's zone is unknown, and the
 creator's zone is theirs, not something to tell visitors.
@@ -10,19 +11,15 @@ creator's zone is theirs, not something to tell visitors.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from litestar import Request, Response, get
-from litestar.params import Parameter
-from litestar.response import Redirect
-from litestar.types import ControllerRouterHandler
+from litestar import Request, Response
 
 from anonbox.core.i18n import DEFAULT_TIME_ZONE, LANGUAGES, negotiate, set_locale
 from anonbox.core.settings import Settings
-from anonbox.web.security import cookie_name
+from anonbox.web.infra.security import cookie_name
 
 LANGUAGE_COOKIE = "anonbox_lang"
-_YEAR = 365 * 24 * 3600
 
 AnyRequest = Request[Any, Any, Any]
 
@@ -50,36 +47,3 @@ def vary_by_language(response: Response[Any]) -> None:
     media_type = str(response.media_type or "text/html")
     if media_type.startswith("text/html"):
         response.headers["Vary"] = "Accept-Language, Cookie"
-
-
-def _safe_next(path: str | None) -> str:
-    if path and path.startswith("/") and not path.startswith("//") and "\\" not in path:
-        return path
-    return "/"
-
-
-@get("/language/{language:str}")
-async def choose_language(
-    request: AnyRequest,
-    language: str,
-    back: Annotated[str | None, Parameter(query="next")] = None,
-) -> Redirect:
-    """The switcher's links: remember the language a year, and go back where they were."""
-    settings: Settings = request.app.state.settings
-    response = Redirect(
-        path=_safe_next(back), status_code=303, headers={"Cache-Control": "no-store"}
-    )
-    if language in LANGUAGES:
-        response.set_cookie(
-            cookie_name(LANGUAGE_COOKIE, settings),
-            language,
-            max_age=_YEAR,
-            httponly=True,
-            secure=settings.secure_cookies,
-            samesite="lax",
-            path="/",
-        )
-    return response
-
-
-ROUTES: list[ControllerRouterHandler] = [choose_language]

@@ -9,9 +9,9 @@ from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
 from anonbox.core.dependencies import DB, AppSettings
-from anonbox.web import previews
-from anonbox.web.routing import site_url
-from anonbox.web.session import browser_session, carry_renewal
+from anonbox.web.infra.routing import site_url
+from anonbox.web.infra.session import browser_session, carry_renewal
+from anonbox.web.pages import previews
 
 
 @get("/")

@@ -33,8 +33,8 @@ from anonbox.core.ids import is_ulid
 from anonbox.messages import inbox
 from anonbox.notifications import repository as events
 from anonbox.notifications.fanout import Hub, HubDep
-from anonbox.web.dependencies import OwnedPageLink, SignedInBrowser, signed_in_pages
-from anonbox.web.session import carry_renewal
+from anonbox.web.infra.dependencies import OwnedPageLink, SignedInBrowser, signed_in_pages
+from anonbox.web.infra.session import carry_renewal
 
 KEEP_ALIVE_SECONDS = 15.0
 # A stream ends after this long; the browser reconnects (Last-Event-ID) and is checked again.

@@ -1,5 +1,5 @@
 """The public page of a link: the send page at ``/{link_id}`` with its answered messages
-(the share card of each is ``web.share_card``). See ``docs/pages.md``.
+(the share card of each is ``web.pages.share_card``). See ``docs/pages.md``.
 
 Both go through the services the JSON API uses: a form post is ``create_message`` with
 the same gate (rate limits, blocks, muted words, pause), and the answers are the public
@@ -39,15 +39,15 @@ from anonbox.messages.schemas import InboxItem, ReplyOut
 from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import ReceiptLink
 from anonbox.safety.flood import ProofOfWorkRequired
-from anonbox.web import previews
-from anonbox.web.routing import error_page, readable, site_url
-from anonbox.web.security import (
+from anonbox.web.infra.routing import error_page, readable, site_url
+from anonbox.web.infra.security import (
     CSRF_FIELD,
     checked_form,
     cookie_name,
     csrf_token,
     set_csrf_cookie,
 )
+from anonbox.web.pages import previews
 
 ANSWERS_PER_PAGE = 10
 REPLIES_PER_ANSWER = 10

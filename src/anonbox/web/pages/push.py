@@ -3,7 +3,7 @@ and the service worker that shows them (``/sw.js``, so that its scope is the who
 
 The page's script (``static/push.js``) subscribes the browser with the VAPID key and
 posts the subscription as a form field with the session's CSRF token, as every dashboard
-form does (``web.forms``); the answer is a redirect back to the page.
+form does (``web.infra.forms``); the answer is a redirect back to the page.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from anonbox.core.errors import FieldProblem, ValidationFailed
 from anonbox.core.paths import RowId
 from anonbox.notifications import push_service
 from anonbox.notifications.push_schemas import PushSubscriptionIn
-from anonbox.web.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
-from anonbox.web.forms import dashboard_page, redirect_to, text_field
-from anonbox.web.routing import HERE
+from anonbox.web.infra.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
+from anonbox.web.infra.forms import dashboard_page, redirect_to, text_field
+from anonbox.web.infra.routing import HERE
 
 PUSH_PAGE = "/dashboard/push"
 SERVICE_WORKER = HERE / "static" / "sw.js"

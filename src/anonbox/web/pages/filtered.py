@@ -1,6 +1,6 @@
 """Page routes: a link's filtered folder (messages caught by muted words, and a blocked
 sender's messages that were waiting), with Restore on each, and "Empty the folder…"
-behind a confirmation page (the house pattern of ``web.links``).
+behind a confirmation page (the house pattern of ``web.pages.links``).
 
 The actions call the API's service (``messages.filtered``), so each rule lives in one place.
 """
@@ -19,9 +19,14 @@ from anonbox.core.i18n import _
 from anonbox.core.paths import Cursor, RowId
 from anonbox.links import service as links
 from anonbox.messages import filtered
-from anonbox.web.dependencies import OwnedPageLink, SignedInBrowser, SignedInForm, signed_in_pages
-from anonbox.web.forms import back_path, dashboard_page, redirect_to
-from anonbox.web.links import LINKS_PAGE, confirm_page
+from anonbox.web.infra.dependencies import (
+    OwnedPageLink,
+    SignedInBrowser,
+    SignedInForm,
+    signed_in_pages,
+)
+from anonbox.web.infra.forms import back_path, dashboard_page, redirect_to
+from anonbox.web.pages.links import LINKS_PAGE, confirm_page
 
 PAGE_SIZE = 20
 

@@ -21,9 +21,9 @@ from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import ValidationFailed
 from anonbox.core.paths import Cursor
 from anonbox.messages import inbox, search
-from anonbox.web.dependencies import OwnedPageLink, SignedInBrowser, signed_in_pages
-from anonbox.web.forms import dashboard_page
-from anonbox.web.routing import readable
+from anonbox.web.infra.dependencies import OwnedPageLink, SignedInBrowser, signed_in_pages
+from anonbox.web.infra.forms import dashboard_page
+from anonbox.web.infra.routing import readable
 
 PAGE_SIZE = 20
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from anonbox.web.cards import HEIGHT, WIDTH
+from anonbox.web.cards.draw import HEIGHT, WIDTH
 
 
 @dataclass(frozen=True)

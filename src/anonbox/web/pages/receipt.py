@@ -30,9 +30,9 @@ from anonbox.messages.router import provide_posting
 from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import ReceiptOut
 from anonbox.safety.flood import ProofOfWorkRequired
-from anonbox.web.public import character_count, problem_text, too_fast
-from anonbox.web.routing import error_page, readable, site_url
-from anonbox.web.security import CSRF_FIELD, checked_form, csrf_token, set_csrf_cookie
+from anonbox.web.infra.routing import error_page, readable, site_url
+from anonbox.web.infra.security import CSRF_FIELD, checked_form, csrf_token, set_csrf_cookie
+from anonbox.web.pages.public import character_count, problem_text, too_fast
 
 Posting = Annotated[messages.Posting, Dependency(skip_validation=True)]
 
@@ -131,7 +131,7 @@ async def follow_up_from_form(
     """The follow-up form: send, then back to the receipt (post/redirect/get)."""
     form = await checked_form(request)
     field = form.get("message_content")
-    text = field.replace("\r\n", "\n") if isinstance(field, str) else ""  # as web.public
+    text = field.replace("\r\n", "\n") if isinstance(field, str) else ""  # as web.pages.public
     try:
         await receipts.follow_up(
             posting,

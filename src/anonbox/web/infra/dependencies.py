@@ -5,7 +5,7 @@ the one page an account being erased still sees), whatever the parameters' names
 
 A browser that is not signed in gets the sign-in page (401) instead of the page. On a
 form post, a signed-in browser counts only with the CSRF token of its own sign-in
-session (``web.security``), checked before anything else reads the form.
+session (``web.infra.security``), checked before anything else reads the form.
 """
 
 from __future__ import annotations
@@ -26,10 +26,15 @@ from anonbox.core.paths import LinkId
 from anonbox.core.routing import OptionsRouter
 from anonbox.links.availability import require_owner
 from anonbox.links.dependencies import LinkAccess
-from anonbox.web.locale import browser_language
-from anonbox.web.security import checked_form
-from anonbox.web.session import Browser, browser_session, carry_renewal_of, clear_session_cookies
-from anonbox.web.signin import signin_page
+from anonbox.web.infra.locale import browser_language
+from anonbox.web.infra.security import checked_form
+from anonbox.web.infra.session import (
+    Browser,
+    browser_session,
+    carry_renewal_of,
+    clear_session_cookies,
+)
+from anonbox.web.pages.signin import signin_page
 
 AnyRequest = Request[Any, Any, Any]
 _SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}

@@ -25,10 +25,10 @@ from anonbox.core.ids import ULID_PATTERN
 from anonbox.links import service as links
 from anonbox.messages import service as messages
 from anonbox.safety.gate import GateDep
-from anonbox.web.card_cache import CardCache
-from anonbox.web.cards import CardLabels, render_card, render_link_card
-from anonbox.web.public import not_found, public_link
-from anonbox.web.routing import site_url
+from anonbox.web.cards.cache import CardCache
+from anonbox.web.cards.draw import CardLabels, render_card, render_link_card
+from anonbox.web.infra.routing import site_url
+from anonbox.web.pages.public import not_found, public_link
 
 _CARD_VERSION = "2"  # part of the card's ETag: bump when the drawing changes
 
@@ -67,7 +67,7 @@ async def share_card(
     cards: Annotated[CardCache, Dependency(skip_validation=True)],
 ) -> Response[Any]:
     """An answered message and its latest reply as a PNG for phone stories, drawn once per
-    version (``web.card_cache``) and limited per client."""
+    version (``web.cards.cache``) and limited per client."""
     address = client_address(request.scope, request.app.state.trusted_proxies)
     await gate.throttle_client(db, address=address, limit=settings.limit_card)
     link = await public_link(db, link_id)
@@ -115,7 +115,7 @@ async def _card(
     disposition: str,
 ) -> Response[Any]:
     """A card's answer: its ETag from what it draws (304 when the browser has it), else
-    the PNG, drawn once per version (``web.card_cache``). Kept briefly by browsers: a card
+    the PNG, drawn once per version (``web.cards.cache``). Kept briefly by browsers: a card
     changes when the creator replies again, edits the prompt or deletes the message."""
     digest = hashlib.sha256(
         "\0".join((_CARD_VERSION, repr(labels), *version)).encode()

@@ -1,8 +1,8 @@
 """Share cards: an answered message and its reply, or a link's invitation, drawn as a PNG
 sized for phone stories.
 
-Text in any script is drawn with the Noto fonts (``web.card_fonts``: which font draws what)
-and laid out by ``web.card_text`` (grapheme clusters, line breaks per script, right-to-left
+Text in any script is drawn with the Noto fonts (``web.cards.fonts``: which font draws what)
+and laid out by ``web.cards.text`` (grapheme clusters, line breaks per script, right-to-left
 order). The texts are wrapped to the card and shrunk until they fit; at the smallest size a
 text that still does not fit is cut with an ellipsis (only hundreds of line breaks get
 there: 500 characters of words fit at every size). What the cards say besides the texts
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from PIL import Image, ImageDraw
 
-from anonbox.web.card_fonts import FontSet, installed
-from anonbox.web.card_text import Glyphs, Line, breaks, draw_line, layout, paragraphs, wrap
+from anonbox.web.cards.fonts import FontSet, installed
+from anonbox.web.cards.text import Glyphs, Line, breaks, draw_line, layout, paragraphs, wrap
 
 WIDTH, HEIGHT = 1080, 1920
 _MARGIN = 80  # card edge to box

@@ -2,7 +2,7 @@
 
 A text is cut into grapheme clusters (an emoji ZWJ sequence, a skin tone, a flag, a keycap
 or a letter with its marks is one, never split) and each is given a font
-(``web.card_fonts``). Lines break where the script breaks them: after spaces (Latin,
+(``web.cards.fonts``). Lines break where the script breaks them: after spaces (Latin,
 Cyrillic, Greek, Arabic, Hebrew, Korean, Thai between phrases), and between any two
 Japanese or Chinese characters or emoji, except before closing punctuation and small kana
 or after opening brackets (basic kinsoku). Thai words have no spaces between them and no
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import regex
 from PIL import Image, ImageDraw
 
-from anonbox.web.card_fonts import (
+from anonbox.web.cards.fonts import (
     RAQM,
     Face,
     FontSet,

@@ -1,6 +1,6 @@
 """Page routes: the creator's notifications — webhooks, each with its latest deliveries.
 
-Form posts as in ``web.account``: the session's CSRF token, a redirect back (except a
+Form posts as in ``web.pages.account``: the session's CSRF token, a redirect back (except a
 new webhook, whose secret is shown this once on the page itself), the API's services
 (``notifications.service``).
 """
@@ -22,10 +22,10 @@ from anonbox.core.settings import Settings
 from anonbox.notifications import email_service
 from anonbox.notifications import service as notifications
 from anonbox.notifications.schemas import EVENT_KINDS
-from anonbox.web.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
-from anonbox.web.forms import dashboard_page, redirect_to, text_field
-from anonbox.web.routing import readable
-from anonbox.web.session import Browser
+from anonbox.web.infra.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
+from anonbox.web.infra.forms import dashboard_page, redirect_to, text_field
+from anonbox.web.infra.routing import readable
+from anonbox.web.infra.session import Browser
 
 NOTIFICATIONS = "/dashboard/notifications"
 DELIVERIES_SHOWN = 10

@@ -13,9 +13,9 @@ from litestar import Request, Response, get
 from litestar.types import ControllerRouterHandler
 
 from anonbox.core.dependencies import AppSettings
-from anonbox.web.dependencies import OwnedPageLink, SignedInBrowser, signed_in_pages
-from anonbox.web.routing import site_url
-from anonbox.web.session import carry_renewal
+from anonbox.web.infra.dependencies import OwnedPageLink, SignedInBrowser, signed_in_pages
+from anonbox.web.infra.routing import site_url
+from anonbox.web.infra.session import carry_renewal
 
 AnyRequest = Request[Any, Any, Any]
 

@@ -27,10 +27,15 @@ from anonbox.core.settings import Settings
 from anonbox.links import service as links
 from anonbox.messages import filtered
 from anonbox.messages import service as messages
-from anonbox.web.dependencies import OwnedPageLink, SignedInBrowser, SignedInForm, signed_in_pages
-from anonbox.web.forms import back_path, dashboard_page, redirect_to, text_field
-from anonbox.web.routing import site_url
-from anonbox.web.session import Browser
+from anonbox.web.infra.dependencies import (
+    OwnedPageLink,
+    SignedInBrowser,
+    SignedInForm,
+    signed_in_pages,
+)
+from anonbox.web.infra.forms import back_path, dashboard_page, redirect_to, text_field
+from anonbox.web.infra.routing import site_url
+from anonbox.web.infra.session import Browser
 
 AnyRequest = Request[Any, Any, Any]
 LINKS_PAGE = "/dashboard/links"
@@ -90,7 +95,7 @@ async def confirm_page(
             "action": action,
             "button": button,
             "cancel": cancel,
-            "here": back,  # the form's "back" field (web.forms.back_path)
+            "here": back,  # the form's "back" field (web.infra.forms.back_path)
         },
     )
 

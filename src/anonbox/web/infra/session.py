@@ -5,10 +5,10 @@ like any unknown value, so a leaked script key cannot reach key management or si
 through the pages (the API refuses it there too: ``auth.dependencies.signed_in_creator``).
 
 Both cookies are HttpOnly (no script reads them), ``Secure`` and named ``__Host-…``
-outside local development (``web.security.cookie_name``), and SameSite=Lax: the session
+outside local development (``web.infra.security.cookie_name``), and SameSite=Lax: the session
 begins on the provider's redirect back to us, a cross-site top-level navigation, after
 which a Strict cookie would not be sent to ``/dashboard``.
-Form posts are protected by the CSRF token (``web.security``), not by SameSite alone.
+Form posts are protected by the CSRF token (``web.infra.security``), not by SameSite alone.
 
 When the access token has expired, the refresh token renews it on the way (one rotation,
 as ``POST /auth/refresh`` does) and the answer carries the new pair, an error page too:
@@ -27,7 +27,7 @@ from anonbox.auth.sessions import SessionTokens, refresh_session
 from anonbox.core.database import Database
 from anonbox.core.errors import Unauthorized
 from anonbox.core.settings import Settings
-from anonbox.web.security import cookie_name
+from anonbox.web.infra.security import cookie_name
 
 ACCESS_COOKIE = "anonbox_session"
 REFRESH_COOKIE = "anonbox_session_refresh"

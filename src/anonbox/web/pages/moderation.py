@@ -28,10 +28,10 @@ from anonbox.core.routing import OptionsRouter
 from anonbox.core.settings import Settings
 from anonbox.moderation import service as moderation
 from anonbox.moderation.schemas import Action
-from anonbox.web.dependencies import SignedInForm, signed_in_browser, signed_in_pages
-from anonbox.web.forms import dashboard_page, redirect_to, text_field
-from anonbox.web.routing import readable
-from anonbox.web.session import Browser
+from anonbox.web.infra.dependencies import SignedInForm, signed_in_browser, signed_in_pages
+from anonbox.web.infra.forms import dashboard_page, redirect_to, text_field
+from anonbox.web.infra.routing import readable
+from anonbox.web.infra.session import Browser
 
 QUEUE = "/admin"
 PHRASES = "/admin/phrases"

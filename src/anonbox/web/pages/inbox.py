@@ -1,8 +1,8 @@
 """Page routes: the creator's inbox, the actions on its messages, and the link's settings.
 
 Every action is a plain form post carrying the CSRF field, answered with a redirect back
-to the page it came from (``web.forms``); ``static/dashboard.js`` only adds live updates
-(``web.events``). Actions call the same services as the JSON API, so each rule lives in
+to the page it came from (``web.infra.forms``); ``static/dashboard.js`` only adds live updates
+(``web.pages.events``). Actions call the same services as the JSON API, so each rule lives in
 one place. See ``docs/pages.md``.
 """
 
@@ -31,10 +31,15 @@ from anonbox.messages import service as messages
 from anonbox.messages.router import LikeWriterDep, provide_likes
 from anonbox.safety import blocks
 from anonbox.safety.gate import Gate, GateDep
-from anonbox.web.dependencies import OwnedPageLink, SignedInBrowser, SignedInForm, signed_in_pages
-from anonbox.web.forms import back_path, dashboard_page, redirect_to, text_field
-from anonbox.web.routing import site_url
-from anonbox.web.session import Browser
+from anonbox.web.infra.dependencies import (
+    OwnedPageLink,
+    SignedInBrowser,
+    SignedInForm,
+    signed_in_pages,
+)
+from anonbox.web.infra.forms import back_path, dashboard_page, redirect_to, text_field
+from anonbox.web.infra.routing import site_url
+from anonbox.web.infra.session import Browser
 
 PAGE_SIZE = 20
 

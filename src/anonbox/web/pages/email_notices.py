@@ -1,5 +1,5 @@
 """Page routes of e-mail notices, through the API's service (``notifications.email_service``):
-the form on the notifications page (``web.notifications`` shows it), and the two pages a
+the form on the notifications page (``web.pages.notifications`` shows it), and the two pages a
 mail links to, which a person opens in a browser: confirming the address, and stopping
 notices. The stop page's URL is also every notice's ``List-Unsubscribe``: a mail program
 POSTs ``List-Unsubscribe=One-Click`` to it (RFC 8058), a person gets a button that does
@@ -24,8 +24,8 @@ from anonbox.notifications.email_notices import (
 )
 from anonbox.notifications.email_router import MailerDep, Token, provide_mailer
 from anonbox.notifications.email_schemas import MODES
-from anonbox.web.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
-from anonbox.web.forms import redirect_to, text_field
+from anonbox.web.infra.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
+from anonbox.web.infra.forms import redirect_to, text_field
 
 
 @post(

@@ -12,8 +12,8 @@ from litestar.response import Redirect, Template
 
 from anonbox.core.errors import FieldProblem, ValidationFailed
 from anonbox.core.settings import Settings
-from anonbox.web.security import CSRF_FIELD, session_csrf_token, set_csrf_cookie
-from anonbox.web.session import Browser, carry_renewal
+from anonbox.web.infra.security import CSRF_FIELD, session_csrf_token, set_csrf_cookie
+from anonbox.web.infra.session import Browser, carry_renewal
 
 NO_STORE = {"Cache-Control": "no-store"}
 

@@ -1,7 +1,7 @@
 """Page routes for signing in and out in a browser: the sign-in page with the ways this
 server offers (an e-mail link; Google when configured), the link from the mail, the
 provider's redirect back, and signing out. Each success ends on ``/dashboard`` with a
-browser session (``web.session``); each refusal is a page, never a JSON envelope.
+browser session (``web.infra.session``); each refusal is a page, never a JSON envelope.
 """
 
 from __future__ import annotations
@@ -43,16 +43,16 @@ from anonbox.core.mail import ConsoleMailer, Mailer
 from anonbox.core.ratelimit import RateLimiter
 from anonbox.core.settings import Settings
 from anonbox.safety.gate import Gate, GateDep
-from anonbox.web.locale import public_locale
-from anonbox.web.routing import HTML, error_page, readable, site_url
-from anonbox.web.security import (
+from anonbox.web.infra.locale import public_locale
+from anonbox.web.infra.routing import HTML, error_page, readable, site_url
+from anonbox.web.infra.security import (
     CSRF_FIELD,
     checked_form,
     csrf_token,
     page_headers,
     set_csrf_cookie,
 )
-from anonbox.web.session import (
+from anonbox.web.infra.session import (
     browser_session,
     carry_renewal,
     clear_session_cookies,
