@@ -4,6 +4,7 @@ the rule enforced and the security documented, and a parameter's name changes no
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import re
 import warnings
 from typing import Annotated, Any
@@ -173,3 +174,43 @@ def test_rules_sharing_a_step_take_it_once_per_request() -> None:
         CALLS.clear()
         assert client.get("/both").status_code == 401  # the shared error, once
         assert CALLS == ["looked"]
+
+
+LANGUAGE: contextvars.ContextVar[str] = contextvars.ContextVar("test_language", default="en")
+
+
+async def _session(request: Request[Any, Any, Any]) -> Token:
+    CALLS.append("session")
+    LANGUAGE.set(request.headers.get("x-language", "en"))  # as a page's browser rule does
+    return Token("hana")
+
+
+SessionOf = Annotated[Token, INJECTED, UNCHECKED, AccessRule("SessionOf", _session, Token)]
+
+
+class Posted:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+async def _form_of(session: SessionOf) -> Posted:
+    return Posted(f"form of {session.owner}")
+
+
+FormOf = Annotated[Posted, INJECTED, UNCHECKED, AccessRule("FormOf", _form_of, Posted)]
+
+
+def test_a_rule_taken_by_another_is_resolved_once_in_the_requests_task() -> None:
+    """The form rule takes the session rule; the page names its session ``me``. The session
+    is still resolved once, first, where what it sets (the page's language) is seen."""
+
+    @get("/page", sync_to_thread=False)
+    def page(me: SessionOf, posted: FormOf) -> dict[str, Any]:
+        return {"owner": me.owner, "form": posted.text, "language": LANGUAGE.get()}
+
+    app = Litestar(route_handlers=guarded([page]), exception_handlers=EXCEPTION_HANDLERS)
+    with TestClient(app) as client:
+        CALLS.clear()
+        answer = client.get("/page", headers={"x-language": "ja"})
+        assert answer.json() == {"owner": "hana", "form": "form of hana", "language": "ja"}
+        assert CALLS == ["session"]

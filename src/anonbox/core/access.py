@@ -33,10 +33,11 @@ caller's result is shared with the others rather than computed twice.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import Annotated, Any, TypeVar, cast
 
 from litestar import Request, Router
 from litestar.di import Dependency, Provide
@@ -127,19 +128,32 @@ def security_of(rules: Iterable[AccessRule]) -> list[SecurityRequirement] | None
 
 
 def _guard(handler: BaseRouteHandler) -> None:
-    """Register ``handler``'s rules as its own dependencies, and its rules' own rules (a
-    provider may take a rule type too), and set its documented security."""
+    """Register ``handler``'s rules as its own dependencies, with the rules their providers
+    take (a page's form or link rule takes the browser's), and set its documented security.
+
+    A rule that a provider takes is registered under the provider's parameter name, so
+    Litestar resolves it first, alone, in the request's own task (where it may set the
+    page's language); the handler's parameter of the same rule, if named otherwise, is
+    an alias of it rather than a second resolution beside it."""
     rules = rules_of(handler.fn)
-    pending = list(rules.items())
-    dependencies = dict(handler.dependencies or {})
+    nested: dict[AccessRule, str] = {}
+    pending = [rules_of(rule.provider) for rule in rules.values()]
     while pending:
-        name, rule = pending.pop()
-        if name in dependencies and dependencies[name] is not rule.provide:
+        for name, rule in pending.pop().items():
+            if nested.setdefault(rule, name) != name:
+                raise AccessError(f"{handler}: the providers name rule {rule.name} twice")
+            pending.append(rules_of(rule.provider))
+    dependencies = dict(handler.dependencies or {})
+    wanted = {name: rule.provide for rule, name in nested.items()}
+    for name, rule in rules.items():
+        shared = nested.get(rule)
+        wanted[name] = rule.provide if shared in (None, name) else _alias(shared, rule)
+    for name, provide in wanted.items():
+        if dependencies.get(name, provide) is not provide:
             raise AccessError(
                 f"{handler}: {name!r} is provided twice; an access rule is only a type"
             )
-        dependencies[name] = rule.provide
-        pending.extend(rules_of(rule.provider).items())
+        dependencies[name] = provide
     handler.dependencies = dependencies
     if isinstance(handler, HTTPRouteHandler):
         security = security_of(rules.values())
@@ -147,6 +161,25 @@ def _guard(handler: BaseRouteHandler) -> None:
         if handler.security is not None and list(handler.security) != security:
             raise AccessError(f"{handler}: security comes from its access rules, not by hand")
         handler.security = security
+
+
+_ALIASES: dict[tuple[str, AccessRule], Provide] = {}
+
+
+def _alias(name: str, rule: AccessRule) -> Provide:
+    """A provider that hands on the value of the rule registered as ``name``."""
+    if (name, rule) not in _ALIASES:
+
+        async def alias(**given: Any) -> Any:
+            return given[name]
+
+        hint = Annotated[Any, INJECTED, UNCHECKED]
+        alias.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=hint)]
+        )
+        alias.__annotations__ = {name: hint, "return": Any}
+        _ALIASES[name, rule] = Provide(alias)
+    return _ALIASES[name, rule]
 
 
 def guarded(handlers: Iterable[ControllerRouterHandler]) -> list[ControllerRouterHandler]:

@@ -96,24 +96,20 @@ async def _account_holder_browser(request: AnyRequest, db: DB, settings: AppSett
     return browser
 
 
-async def owned_page_link(
-    link_id: LinkId, request: AnyRequest, db: DB, settings: AppSettings
-) -> LinkAccess:
+async def owned_page_link(link_id: LinkId, browser: SignedInBrowser, db: DB) -> LinkAccess:
     """The link in the path, if the browser's creator owns it: the API's rule."""
-    browser = await signed_in_browser(request, db, settings)
     await require_owner(db, link_id, browser.principal.user_id)
     return LinkAccess(link_id=link_id, is_creator=True)
 
 
-async def signed_in_form(request: AnyRequest, db: DB, settings: AppSettings) -> FormMultiDict:
-    """The posted form, once its session's token has been checked."""
-    await signed_in_browser(request, db, settings)
+async def signed_in_form(request: AnyRequest, browser: SignedInBrowser) -> FormMultiDict:
+    """The posted form; taken after ``browser``, so its token has been checked."""
     return await request.form()
 
 
-async def account_holder_form(request: AnyRequest, db: DB, settings: AppSettings) -> FormMultiDict:
-    """The posted form of the deletion page, once its session's token has been checked."""
-    await account_holder_browser(request, db, settings)
+async def account_holder_form(request: AnyRequest, browser: AccountHolderBrowser) -> FormMultiDict:
+    """The posted form of the deletion page; taken after ``browser``, so its token has
+    been checked."""
     return await request.form()
 
 

@@ -28,7 +28,7 @@ from anonbox.core.routing import OptionsRouter
 from anonbox.core.settings import Settings
 from anonbox.moderation import service as moderation
 from anonbox.moderation.schemas import Action
-from anonbox.web.infra.dependencies import SignedInForm, signed_in_browser, signed_in_pages
+from anonbox.web.infra.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
 from anonbox.web.infra.forms import dashboard_page, redirect_to, text_field
 from anonbox.web.infra.routing import readable
 from anonbox.web.infra.session import Browser
@@ -47,9 +47,8 @@ _CONFIRMED = "yes"
 AnyRequest = Request[Any, Any, Any]
 
 
-async def admin_browser(request: AnyRequest, db: DB, settings: AppSettings) -> Browser:
+async def admin_browser(browser: SignedInBrowser) -> Browser:
     """The signed-in browser, if its account is an admin's (after the CSRF check)."""
-    browser = await signed_in_browser(request, db, settings)
     if not browser.principal.is_admin:
         raise Forbidden(N_("Only an admin can see this page."))
     return browser
