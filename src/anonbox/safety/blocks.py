@@ -20,43 +20,16 @@ Answered messages stay; across periods a sender cannot be recognised, by design.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import msgspec
-
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Connection, Database, Row
-from anonbox.core.envelope import Timestamp
 from anonbox.core.errors import Conflict, NotFound
 from anonbox.core.ids import new_ulid
 from anonbox.messages import filtered_repository
-from anonbox.safety.senders import IPAddress, SenderId, SenderKeys
+from anonbox.safety.schemas import BlockList, BlockOut, IPAddress, MessageSender, SenderId
+from anonbox.safety.senders import SenderKeys
 
 _EXCERPT_CHARACTERS = 120
 _BLOCK_COLUMNS = "SELECT id, message_excerpt, created_at, network FROM blocks"
-
-
-class BlockOut(msgspec.Struct):
-    id: str
-    message_excerpt: str
-    created_at: Timestamp
-    site_wide: bool
-    network: bool = False  # the sender's whole network, not only the sender
-
-
-class BlockList(msgspec.Struct):
-    items: list[BlockOut]
-
-
-@dataclass(frozen=True, slots=True)
-class MessageSender:
-    message_id: str
-    excerpt: str
-    sender: SenderId
-
-    @property
-    def sender_key(self) -> tuple[int, str]:
-        return self.sender.epoch, self.sender.hash
 
 
 async def sender_of(conn: Connection, *, message_id: str, link_id: str | None) -> MessageSender:

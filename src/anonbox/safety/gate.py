@@ -27,7 +27,8 @@ from anonbox.core.settings import Settings
 from anonbox.safety.blocks import is_blocked
 from anonbox.safety.flood import FloodGuard
 from anonbox.safety.mutes import muted_of
-from anonbox.safety.senders import IPAddress, SenderId, SenderKeys
+from anonbox.safety.schemas import IPAddress, SenderId
+from anonbox.safety.senders import SenderKeys
 
 # How many senders' worth a wider network may send: an IPv4 /24 or an IPv6 /56 as much as
 # 4 senders, an IPv6 /48 as much as 10.

@@ -24,23 +24,24 @@ link's filtered folder (``move_muted``); answered ones stay where they are.
 
 from __future__ import annotations
 
-import bisect
-import re
-import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass
 
-import msgspec
-
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Connection, Database
-from anonbox.core.envelope import Timestamp
 from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from anonbox.core.ids import new_ulid
 from anonbox.core.text import contains_control_characters
 from anonbox.messages import filtered_repository
+from anonbox.safety.schemas import (
+    MAX_WORD_CHARACTERS,
+    NO_MUTED_WORDS,
+    MutedWordList,
+    MutedWordOut,
+    MutedWords,
+    folded,
+)
 
-MAX_WORD_CHARACTERS = 100
 # What a word becomes once folded: NFKC may lengthen it (the column holds 400).
 MAX_FOLDED_CHARACTERS = 400
 MAX_MUTED_WORDS = 1000
@@ -49,65 +50,12 @@ _CACHED_CREATORS = 10_000
 # in: a bound on the work done in the transaction that mutes it.
 MOVE_SCAN_LIMIT = 10_000
 _MOVE_BATCH = 1_000
-_NOT_WORD_CHARACTER = re.compile(r"\W")
 
 
 class TooManyMutedWords(Conflict):
     code = "too_many_muted_words"
 
 
-class MutedWordOut(msgspec.Struct):
-    id: str
-    word: str
-    created_at: Timestamp
-
-
-class MutedWordList(msgspec.Struct):
-    items: list[MutedWordOut]
-
-
-def folded(text: str) -> str:
-    """Text as it is compared: NFKC, case-folded, without combining marks, single-spaced."""
-    decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text).casefold())
-    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return " ".join(unicodedata.normalize("NFC", bare).split())
-
-
-@dataclass(frozen=True, slots=True)
-class MutedWords:
-    """A creator's folded muted words, ready to match."""
-
-    words: frozenset[str]
-    lengths: frozenset[int]
-
-    @classmethod
-    def of(cls, words: list[str]) -> MutedWords:
-        return cls(frozenset(words), frozenset(len(word) for word in words))
-
-    def joined(self, other: MutedWords) -> MutedWords:
-        return MutedWords(self.words | other.words, self.lengths | other.lengths)
-
-    def found_in(self, text: str) -> bool:
-        r"""Whether ``text`` holds one of the words whole: not preceded or followed by a
-        word character (what the regular expression ``(?<!\w)word(?!\w)`` finds)."""
-        if not self.words:
-            return False
-        text = folded(text)
-        breaks = [found.start() for found in _NOT_WORD_CHARACTER.finditer(text)]
-        starts = [0, *(i + 1 for i in breaks)]  # nothing or a non-word character before
-        ends = [*breaks, len(text)]  # nothing or a non-word character after
-        longest = max(self.lengths)
-        for start in starts:
-            first = bisect.bisect_right(ends, start)
-            for end in ends[first:]:
-                if end - start > longest:
-                    break
-                if end - start in self.lengths and text[start:end] in self.words:
-                    return True
-        return False
-
-
-NO_MUTED_WORDS = MutedWords.of([])
 Version = tuple[int, str | None]  # a list's size and newest id: any change alters it
 
 

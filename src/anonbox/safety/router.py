@@ -5,11 +5,7 @@ Blocking itself starts from a message: ``POST /message/{link_id}/{message_id}/bl
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import msgspec
 from litestar import delete, get, post
-from litestar.params import KwargDefinition
 
 from anonbox.auth.dependencies import SECURITY
 from anonbox.auth.service import Principal
@@ -23,18 +19,10 @@ from anonbox.core.envelope import (
     error_responses,
 )
 from anonbox.core.paths import RowId
-from anonbox.core.text import TEXT_PATTERN
 from anonbox.safety import blocks, mutes
+from anonbox.safety.schemas import BlockList, MutedWordList, MutedWordOut, MuteIn
 
 _TAGS = ["safety"]
-
-
-class MuteIn(msgspec.Struct):
-    # Documented here, checked in the service (``mutes.checked_word``) with its own codes.
-    word: Annotated[
-        str,
-        KwargDefinition(min_length=1, max_length=mutes.MAX_WORD_CHARACTERS, pattern=TEXT_PATTERN),
-    ]
 
 
 @get(
@@ -44,9 +32,7 @@ class MuteIn(msgspec.Struct):
     security=SECURITY,
     tags=_TAGS,
 )
-async def list_blocks(
-    request: AnyRequest, db: DB, creator: Principal
-) -> Envelope[OK, blocks.BlockList]:
+async def list_blocks(request: AnyRequest, db: DB, creator: Principal) -> Envelope[OK, BlockList]:
     return envelope(
         request, 200, "Blocked senders", await blocks.blocks_of(db, owner_id=creator.user_id)
     )
@@ -81,7 +67,7 @@ async def unblock(
 )
 async def mute_word(
     request: AnyRequest, data: MuteIn, db: DB, creator: Principal
-) -> Envelope[Created, mutes.MutedWordOut]:
+) -> Envelope[Created, MutedWordOut]:
     muted = await mutes.mute(db, owner_id=creator.user_id, word=data.word)
     return envelope(request, 201, "Word muted", muted)
 
@@ -95,7 +81,7 @@ async def mute_word(
 )
 async def list_muted_words(
     request: AnyRequest, db: DB, creator: Principal
-) -> Envelope[OK, mutes.MutedWordList]:
+) -> Envelope[OK, MutedWordList]:
     return envelope(
         request, 200, "Muted words", await mutes.muted_words(db, owner_id=creator.user_id)
     )

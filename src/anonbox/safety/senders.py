@@ -21,23 +21,13 @@ import hashlib
 import hmac
 import ipaddress
 import secrets
-from dataclasses import dataclass
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import Database
+from anonbox.safety.schemas import IPAddress, SenderId
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 _US_PER_HOUR = 3600 * 1_000_000
 _US_PER_DAY = 24 * _US_PER_HOUR
-
-
-@dataclass(frozen=True, slots=True)
-class SenderId:
-    """A sender's keyed hash under one key period, and their network's (``network_of_block``)."""
-
-    epoch: int
-    hash: str
-    network: str | None = None
 
 
 def network_of(address: IPAddress) -> bytes:
