@@ -25,28 +25,16 @@ from anonbox.core.database import Connection, Database, Row
 from anonbox.core.errors import Conflict, NotFound
 from anonbox.core.ids import new_ulid
 from anonbox.messages import filtered_repository
+from anonbox.safety import repository
 from anonbox.safety.schemas import BlockList, BlockOut, IPAddress, MessageSender, SenderId
 from anonbox.safety.senders import SenderKeys
 
 _EXCERPT_CHARACTERS = 120
-_BLOCK_COLUMNS = "SELECT id, message_excerpt, created_at, network FROM blocks"
 
 
 async def sender_of(conn: Connection, *, message_id: str, link_id: str | None) -> MessageSender:
     """The sender of a message (under ``link_id`` when given), as far as it is still known."""
-    # In the inbox, or in the filtered folder (where a block moves a sender's waiting
-    # messages): a message there can be blocked as well.
-    columns = "content, sender_epoch, sender_hash, sender_network_hash"
-    where = "id = $1" if link_id is None else "id = $1 AND link_id = $2"
-    sql = (
-        f"SELECT {columns} FROM messages WHERE {where}"  # noqa: S608 - constant clauses
-        f" UNION ALL SELECT {columns} FROM filtered_messages WHERE {where}"
-    )
-    row = await (
-        conn.fetchrow(sql, message_id, link_id)
-        if link_id is not None
-        else conn.fetchrow(sql, message_id)
-    )
+    row = await repository.message_sender(conn, message_id=message_id, link_id=link_id)
     if row is None:
         raise NotFound("No message with this id under this link")
     if row["sender_hash"] is None:
@@ -84,28 +72,23 @@ async def block(
         network=network,
         now=now_us(),
     )
-    scope = "user_id IS NULL" if owner_id is None else "user_id = $3"
-    existing = await db.fetchrow(
-        f"{_BLOCK_COLUMNS} WHERE {scope} AND message_id = $1 AND network = $2",
-        target.message_id,
-        network,
-        *([] if owner_id is None else [owner_id]),
+    existing = await repository.block_of_message(
+        db, owner_id=owner_id, message_id=target.message_id, network=network
     )
     if existing is not None:
         return _block_out(existing, site_wide=owner_id is None)
     now = now_us()
     block_id = new_ulid(now)
-    await db.execute(
-        "INSERT INTO blocks (id, user_id, message_id, sender_epoch, sender_hash,"
-        " message_excerpt, created_at, network) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        block_id,
-        owner_id,
-        target.message_id,
-        target.sender.epoch,
-        sender_hash,
-        target.excerpt,
-        now,
-        network,
+    await repository.insert_block(
+        db,
+        block_id=block_id,
+        owner_id=owner_id,
+        message_id=target.message_id,
+        sender_epoch=target.sender.epoch,
+        sender_hash=sender_hash,
+        excerpt=target.excerpt,
+        created_at=now,
+        network=network,
     )
     return BlockOut(
         id=block_id,
@@ -127,14 +110,12 @@ def _block_out(row: Row, *, site_wide: bool) -> BlockOut:
 
 
 async def blocks_of(db: Database, *, owner_id: str) -> BlockList:
-    rows = await db.fetch(_BLOCK_COLUMNS + " WHERE user_id = $1 ORDER BY id DESC", owner_id)
+    rows = await repository.blocks_of(db, owner_id)
     return BlockList(items=[_block_out(row, site_wide=False) for row in rows])
 
 
 async def unblock(db: Database, *, owner_id: str, block_id: str) -> None:
-    if not await db.execute(
-        "DELETE FROM blocks WHERE id = $1 AND user_id = $2", block_id, owner_id
-    ):
+    if not await repository.delete_block(db, owner_id=owner_id, block_id=block_id):
         raise NotFound("No block with this id among yours")
 
 
@@ -142,11 +123,7 @@ async def is_blocked(
     db: Database, keys: SenderKeys, *, owner_id: str, address: IPAddress, current: SenderId
 ) -> bool:
     """Whether this sender, or their network, is blocked by the link's owner or site-wide."""
-    rows = await db.fetch(
-        "SELECT id, sender_epoch, sender_hash, network FROM blocks"
-        " WHERE user_id = $1 OR user_id IS NULL",
-        owner_id,
-    )
+    rows = await repository.blocks_against(db, owner_id)
     # Per period: the sender's hash and their network's, as each block of that period has it.
     hashes: dict[int, tuple[str, str | None] | None] = {
         current.epoch: (current.hash, current.network)
@@ -166,10 +143,10 @@ async def is_blocked(
         if known is not None and known[is_network] == row["sender_hash"]:
             blocked = True
             if epoch != current.epoch:  # every block of this sender follows them
-                await db.execute(
-                    "UPDATE blocks SET sender_epoch = $2, sender_hash = $3 WHERE id = $1",
-                    row["id"],
-                    current.epoch,
-                    current.network if is_network else current.hash,
+                await repository.rekey_block(
+                    db,
+                    block_id=row["id"],
+                    epoch=current.epoch,
+                    sender_hash=current.network if is_network else current.hash,
                 )
     return blocked

@@ -33,6 +33,7 @@ from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFail
 from anonbox.core.ids import new_ulid
 from anonbox.core.text import contains_control_characters
 from anonbox.messages import filtered_repository
+from anonbox.safety import repository
 from anonbox.safety.schemas import (
     MAX_WORD_CHARACTERS,
     NO_MUTED_WORDS,
@@ -72,28 +73,17 @@ class _Cached:
 _cache: OrderedDict[str, _Cached] = OrderedDict()
 _site: tuple[Version, MutedWords] = ((0, None), NO_MUTED_WORDS)
 
-# One indexed aggregate for the creator's list, two for the site's (at most
-# MAX_MUTED_WORDS rows): the one query a post makes for muted words.
-_VERSIONS = (
-    "SELECT count(*) AS n, max(id) AS newest,"
-    " (SELECT count(*) FROM muted_phrases) AS site_n,"
-    " (SELECT max(id) FROM muted_phrases) AS site_newest"
-    " FROM muted_words WHERE user_id = $1"
-)
-
 
 async def _site_phrases(db: Database, version: Version) -> MutedWords:
     global _site
     if _site[0] != version:
-        rows = await db.fetch("SELECT normalized FROM muted_phrases")
-        _site = (version, MutedWords.of([row["normalized"] for row in rows]))
+        _site = (version, MutedWords.of(await repository.site_phrases(db)))
     return _site[1]
 
 
 async def muted_of(db: Database, owner_id: str) -> MutedWords:
     """The creator's muted words together with the site's muted phrases."""
-    row = await db.fetchrow(_VERSIONS, owner_id)
-    assert row is not None, "an aggregate always answers a row"
+    row = await repository.muted_versions(db, owner_id)
     own_version: Version = (int(row["n"]), row["newest"])
     site_version: Version = (int(row["site_n"]), row["site_newest"])
     if own_version[0] == 0:
@@ -108,8 +98,7 @@ async def muted_of(db: Database, owner_id: str) -> MutedWords:
     if cached is not None and cached.own_version == own_version:
         own = cached.own
     else:
-        rows = await db.fetch("SELECT normalized FROM muted_words WHERE user_id = $1", owner_id)
-        own = MutedWords.of([row["normalized"] for row in rows])
+        own = MutedWords.of(await repository.muted_words_of(db, owner_id))
     both = own if site_version[0] == 0 else own.joined(await _site_phrases(db, site_version))
     _cache[owner_id] = _Cached(own_version, own, site_version, both)
     _cache.move_to_end(owner_id)
@@ -168,28 +157,21 @@ async def mute(db: Database, *, owner_id: str, word: str) -> MutedWordOut:
     now = now_us()
     word_id = new_ulid(now)
     async with db.transaction() as tx:
-        inserted = await tx.execute(
-            "INSERT INTO muted_words (id, user_id, word, normalized, created_at)"
-            " SELECT $1, $2, $3, $4, $5"
-            # $7 is $2 again: PostgreSQL infers one type per parameter, and these two differ.
-            " WHERE (SELECT count(*) FROM muted_words WHERE user_id = $7) < $6"
-            " ON CONFLICT (user_id, normalized) DO NOTHING",
-            word_id,
-            owner_id,
-            shown,
-            normalized,
-            now,
-            MAX_MUTED_WORDS,
-            owner_id,
+        inserted = await repository.insert_muted_word(
+            tx,
+            word_id=word_id,
+            owner_id=owner_id,
+            word=shown,
+            normalized=normalized,
+            created_at=now,
+            most=MAX_MUTED_WORDS,
         )
         if inserted:
             await move_muted(
                 tx, db.dialect, owner_id=owner_id, words=MutedWords.of([normalized]), now=now
             )
     if not inserted:
-        if await db.fetchrow(
-            "SELECT 1 FROM muted_words WHERE user_id = $1 AND normalized = $2", owner_id, normalized
-        ):
+        if await repository.muted_word_exists(db, owner_id=owner_id, normalized=normalized):
             raise Conflict(f"{shown!r} is already muted")
         raise TooManyMutedWords(
             f"You have muted {MAX_MUTED_WORDS} words, the most there can be; unmute some first"
@@ -198,10 +180,7 @@ async def mute(db: Database, *, owner_id: str, word: str) -> MutedWordOut:
 
 
 async def muted_words(db: Database, *, owner_id: str) -> MutedWordList:
-    rows = await db.fetch(
-        "SELECT id, word, created_at FROM muted_words WHERE user_id = $1 ORDER BY id DESC",
-        owner_id,
-    )
+    rows = await repository.muted_word_rows(db, owner_id)
     return MutedWordList(
         items=[
             MutedWordOut(id=row["id"], word=row["word"], created_at=isoformat_us(row["created_at"]))
@@ -211,7 +190,5 @@ async def muted_words(db: Database, *, owner_id: str) -> MutedWordList:
 
 
 async def unmute(db: Database, *, owner_id: str, word_id: str) -> None:
-    if not await db.execute(
-        "DELETE FROM muted_words WHERE id = $1 AND user_id = $2", word_id, owner_id
-    ):
+    if not await repository.delete_muted_word(db, owner_id=owner_id, word_id=word_id):
         raise NotFound("No muted word with this id among yours")

@@ -24,6 +24,7 @@ import secrets
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import Database
+from anonbox.safety import repository
 from anonbox.safety.schemas import IPAddress, SenderId
 
 _US_PER_HOUR = 3600 * 1_000_000
@@ -78,10 +79,10 @@ class SenderKeys:
         """The key of a period still retained, or None once its salt is gone."""
         if epoch in self._keys:
             return self._keys[epoch]
-        row = await db.fetchrow("SELECT salt FROM sender_epochs WHERE epoch = $1", epoch)
-        if row is None:
+        salt = await repository.epoch_salt(db, epoch)
+        if salt is None:
             return None
-        self._keys[epoch] = self._derive(epoch, row["salt"])
+        self._keys[epoch] = self._derive(epoch, salt)
         return self._keys[epoch]
 
     async def _current_key(self, db: Database) -> tuple[int, bytes]:
@@ -115,12 +116,8 @@ class SenderKeys:
     async def _open_epoch(self, db: Database, epoch: int) -> bytes:
         """Create the period's salt (once, whichever instance gets there first), and let the
         instance that created it erase the periods whose retention has ended."""
-        created = await db.execute(
-            "INSERT INTO sender_epochs (epoch, salt, created_at) VALUES ($1, $2, $3)"
-            " ON CONFLICT (epoch) DO NOTHING",
-            epoch,
-            secrets.token_hex(32),
-            now_us(),
+        created = await repository.insert_epoch(
+            db, epoch=epoch, salt=secrets.token_hex(32), created_at=now_us()
         )
         if created:
             await self.forget_before(db, epoch - self.retained_epochs + 1)
@@ -135,16 +132,8 @@ class SenderKeys:
         idempotency records older than a day go too.
         """
         async with db.transaction() as tx:
-            await tx.execute(
-                "DELETE FROM idempotency_keys WHERE created_at < $1", now_us() - _US_PER_DAY
+            await repository.forget_epochs_before(
+                tx, epoch=epoch, idempotent_since=now_us() - _US_PER_DAY
             )
-            await tx.execute(
-                "UPDATE messages SET sender_epoch = NULL, sender_hash = NULL,"
-                " sender_network_hash = NULL"
-                " WHERE sender_epoch < $1",
-                epoch,
-            )
-            await tx.execute("DELETE FROM blocks WHERE sender_epoch < $1", epoch)
-            await tx.execute("DELETE FROM sender_epochs WHERE epoch < $1", epoch)
         for old in [e for e in self._keys if e < epoch]:
             del self._keys[old]
