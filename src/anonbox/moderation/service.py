@@ -38,10 +38,9 @@ from anonbox.moderation.schemas import (
     ReportStatus,
 )
 from anonbox.notifications import repository as events
-from anonbox.safety.blocks import block, sender_of
 from anonbox.safety.gate import Gate
-from anonbox.safety.mutes import MAX_MUTED_WORDS, checked_word, move_muted
 from anonbox.safety.schemas import BlockOut, IPAddress, MessageSender, MutedWords
+from anonbox.safety.service import MAX_MUTED_WORDS, block, checked_word, move_muted, sender_of
 
 # The site's list is held to the size of a creator's.
 MAX_MUTED_PHRASES = MAX_MUTED_WORDS

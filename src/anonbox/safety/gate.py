@@ -24,11 +24,10 @@ from anonbox.core.database import Database
 from anonbox.core.errors import RateLimited
 from anonbox.core.ratelimit import Limit, RateLimiter
 from anonbox.core.settings import Settings
-from anonbox.safety.blocks import is_blocked
 from anonbox.safety.flood import FloodGuard
-from anonbox.safety.mutes import muted_of
 from anonbox.safety.schemas import IPAddress, SenderId
 from anonbox.safety.senders import SenderKeys
+from anonbox.safety.service import is_blocked, muted_of
 
 # How many senders' worth a wider network may send: an IPv4 /24 or an IPv6 /56 as much as
 # 4 senders, an IPv6 /48 as much as 10.

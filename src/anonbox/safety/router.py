@@ -19,7 +19,7 @@ from anonbox.core.envelope import (
     error_responses,
 )
 from anonbox.core.paths import RowId
-from anonbox.safety import blocks, mutes
+from anonbox.safety import service
 from anonbox.safety.schemas import BlockList, MutedWordList, MutedWordOut, MuteIn
 
 _TAGS = ["safety"]
@@ -34,7 +34,7 @@ _TAGS = ["safety"]
 )
 async def list_blocks(request: AnyRequest, db: DB, creator: Principal) -> Envelope[OK, BlockList]:
     return envelope(
-        request, 200, "Blocked senders", await blocks.blocks_of(db, owner_id=creator.user_id)
+        request, 200, "Blocked senders", await service.blocks_of(db, owner_id=creator.user_id)
     )
 
 
@@ -49,7 +49,7 @@ async def list_blocks(request: AnyRequest, db: DB, creator: Principal) -> Envelo
 async def unblock(
     request: AnyRequest, block_id: RowId, db: DB, creator: Principal
 ) -> Envelope[OK, None]:
-    await blocks.unblock(db, owner_id=creator.user_id, block_id=block_id)
+    await service.unblock(db, owner_id=creator.user_id, block_id=block_id)
     return envelope(request, 200, "Sender unblocked", None)
 
 
@@ -60,7 +60,7 @@ async def unblock(
     description="Whole words, compared after NFKC, case folding and accent removal. A new "
     "message holding it goes to its link's filtered folder, or is dropped on a link set to "
     "`muted: drop`. Unanswered messages already waiting that hold it (the newest "
-    f"{mutes.MOVE_SCAN_LIMIT:,} looked at) move to the filtered folder too.",
+    f"{service.MOVE_SCAN_LIMIT:,} looked at) move to the filtered folder too.",
     responses=error_responses(400, 401, 403, 409, 413, 415, 503),
     security=SECURITY,
     tags=_TAGS,
@@ -68,7 +68,7 @@ async def unblock(
 async def mute_word(
     request: AnyRequest, data: MuteIn, db: DB, creator: Principal
 ) -> Envelope[Created, MutedWordOut]:
-    muted = await mutes.mute(db, owner_id=creator.user_id, word=data.word)
+    muted = await service.mute(db, owner_id=creator.user_id, word=data.word)
     return envelope(request, 201, "Word muted", muted)
 
 
@@ -83,7 +83,7 @@ async def list_muted_words(
     request: AnyRequest, db: DB, creator: Principal
 ) -> Envelope[OK, MutedWordList]:
     return envelope(
-        request, 200, "Muted words", await mutes.muted_words(db, owner_id=creator.user_id)
+        request, 200, "Muted words", await service.muted_words(db, owner_id=creator.user_id)
     )
 
 
@@ -98,7 +98,7 @@ async def list_muted_words(
 async def unmute_word(
     request: AnyRequest, word_id: RowId, db: DB, creator: Principal
 ) -> Envelope[OK, None]:
-    await mutes.unmute(db, owner_id=creator.user_id, word_id=word_id)
+    await service.unmute(db, owner_id=creator.user_id, word_id=word_id)
     return envelope(request, 200, "Word unmuted", None)
 
 

@@ -29,7 +29,7 @@ from anonbox.links import service as links
 from anonbox.messages import filtered, inbox
 from anonbox.messages import service as messages
 from anonbox.messages.router import LikeWriterDep, provide_likes
-from anonbox.safety import blocks
+from anonbox.safety import service as blocks
 from anonbox.safety.gate import Gate, GateDep
 from anonbox.web.dependencies import OwnedLink, SignedInBrowser, SignedInForm, signed_in_pages
 from anonbox.web.forms import back_path, dashboard_page, redirect_to, text_field
