@@ -16,9 +16,6 @@ service's rate, a post needs a proof of work, whoever sent it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
-
-from litestar.params import Dependency
 
 from anonbox.core.database import Database
 from anonbox.core.errors import RateLimited
@@ -129,7 +126,3 @@ class Gate:
         # Looked up for a blocked sender too, so that a block takes the same steps.
         muted_words = await muted_of(db, owner_id)
         return Admission(sender=sender, blocked=blocked, muted=muted_words.found_in(text))
-
-
-# How handlers ask for the process's gate (the app provides it as ``gate``).
-GateDep = Annotated[Gate, Dependency(skip_validation=True)]

@@ -30,7 +30,8 @@ from anonbox.messages import filtered, inbox
 from anonbox.messages import service as messages
 from anonbox.messages.router import LikeWriterDep, provide_likes
 from anonbox.safety import service as blocks
-from anonbox.safety.gate import Gate, GateDep
+from anonbox.safety.dependencies import GateDep
+from anonbox.safety.gate import Gate
 from anonbox.web.dependencies import OwnedLink, SignedInBrowser, SignedInForm, signed_in_pages
 from anonbox.web.forms import back_path, dashboard_page, redirect_to, text_field
 from anonbox.web.routing import site_url
