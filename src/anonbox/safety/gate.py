@@ -39,6 +39,8 @@ def _scaled(limit: Limit, bits: int) -> Limit:
 
 @dataclass(frozen=True, slots=True)
 class Admission:
+    """The gate's verdict on one post: its sender, and whether it is blocked or muted."""
+
     sender: SenderId | None  # None only when the peer address is unknown (not on TCP)
     blocked: bool  # the sender or their network is blocked: dropped, whatever the link
     muted: bool = False  # holds a muted word (the creator's or the site's), blocked or not
@@ -53,6 +55,8 @@ class Admission:
 
 
 class Gate:
+    """The admission check every anonymous post passes ("the gate"), decided by ``admit``."""
+
     def __init__(self, settings: Settings, keys: SenderKeys, limiter: RateLimiter) -> None:
         self.keys = keys
         self._limiter = limiter
@@ -117,6 +121,9 @@ class Gate:
         text: str,
         proof: str | None = None,
     ) -> Admission:
+        """Admit a post: count it against the limits (a 429, or a proof of work asked),
+        then tell whether its sender is blocked and whether it holds a muted word; with
+        the link's ``muted`` setting that decides if it is stored, filtered or dropped."""
         sender = await self.throttle(db, link_id=link_id, address=address, proof=proof)
         blocked = (
             sender is not None

@@ -59,7 +59,8 @@ def network_of_block(address: IPAddress) -> bytes:
 
 
 class SenderKeys:
-    """Per-period HMAC keys, derived on first use and cached for the process's life."""
+    """Per-period HMAC keys, derived on first use and cached for the process's life.
+    A "sender" is a network (``network_of``), known only by its keyed hash."""
 
     def __init__(self, *, secret_key: str, rotation_hours: int, retention_days: int) -> None:
         self._secret = secret_key.encode()
