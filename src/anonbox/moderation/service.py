@@ -311,9 +311,9 @@ async def block_sender(db: Database, *, message_id: str, admin_id: str) -> Block
 
 async def add_muted_phrase(db: Database, *, phrase: str, admin_id: str) -> MutedPhraseOut:
     """Mute a phrase on every link: checked, folded and limited as a creator's muted word.
-    The newest ``mutes.MOVE_SCAN_LIMIT`` waiting messages of the whole site holding it move
-    to their links' filtered folders in the same transaction (older ones stay put: a
-    bound on the work of one admin action)."""
+    The newest ``safety.service.MOVE_SCAN_LIMIT`` waiting messages of the whole site
+    holding it move to their links' filtered folders in the same transaction (older ones
+    stay put: a bound on the work of one admin action)."""
     shown, normalized = checked_word(phrase, field="phrase")
     now = now_us()
     phrase_id = new_ulid(now)
