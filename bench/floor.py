@@ -37,8 +37,8 @@ The statements, per endpoint (copied from anonbox's repositories, in anonbox's o
 ``POST /message/{link_id}`` (anonymous write; 201) — ``messages.service.create_message``
     1. ``POSTING_TARGET``: the link's owner, paused, muted mode, account being deleted
                                                             (messages.repository.posting_target)
-    2. ``BLOCKS``: the owner's and the site's blocks              (safety.blocks.is_blocked)
-    3. ``MUTED_VERSIONS``: how many muted words and phrases   (safety.mutes.muted_of; the
+    2. ``BLOCKS``: the owner's and the site's blocks              (safety.service.is_blocked)
+    3. ``MUTED_VERSIONS``: how many muted words and phrases   (safety.service.muted_of; the
        words themselves only when there are some: none in the benchmark)
     4. ``INSERT_POSTS``, one row (messages.repository.insert_posts): on SQLite
        ``BEGIN IMMEDIATE``, the json_each INSERT, the ``message.created`` event

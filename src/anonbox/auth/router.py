@@ -36,7 +36,7 @@ from anonbox.core.envelope import (
 from anonbox.core.errors import Unauthorized
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
-from anonbox.safety.gate import GateDep
+from anonbox.safety.dependencies import GateDep
 
 SIGNIN_COOKIE = "anonbox_signin"
 REFRESH_COOKIE = "anonbox_refresh"

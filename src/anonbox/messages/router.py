@@ -38,7 +38,8 @@ from anonbox.messages.schemas import (
 )
 from anonbox.receipts import service as receipts
 from anonbox.receipts.dependencies import site_of
-from anonbox.safety.blocks import BlockOut, block, sender_of
+from anonbox.safety.schemas import BlockOut
+from anonbox.safety.service import block, sender_of
 
 _CREATOR_ERRORS = error_responses(400, 401, 403, 404, 503)
 

@@ -31,10 +31,10 @@ from anonbox.messages.schemas import (
     ReplyPage,
 )
 from anonbox.notifications import repository as events
-from anonbox.safety.blocks import sender_of
 from anonbox.safety.gate import Admission, Gate
 from anonbox.safety.pace import WritePace
-from anonbox.safety.senders import IPAddress
+from anonbox.safety.schemas import IPAddress
+from anonbox.safety.service import sender_of
 
 _NO_LINK = "No link with this id"
 _NO_MESSAGE = "No message with this id under this link"

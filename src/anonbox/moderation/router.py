@@ -40,8 +40,8 @@ from anonbox.moderation.schemas import (
     ReportStatus,
     ResolveIn,
 )
-from anonbox.safety.blocks import BlockOut
 from anonbox.safety.gate import Gate
+from anonbox.safety.schemas import BlockOut
 
 _ADMIN_TAGS = ["admin"]
 _ADMIN_ERRORS = (400, 401, 403, 404, 503)

@@ -9,7 +9,7 @@ from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
 from anonbox.core.text import TEXT_PATTERN
-from anonbox.safety.mutes import MAX_WORD_CHARACTERS
+from anonbox.safety.schemas import MAX_WORD_CHARACTERS
 
 MAX_REASON_CHARACTERS = 500
 

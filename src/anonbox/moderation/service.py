@@ -38,10 +38,9 @@ from anonbox.moderation.schemas import (
     ReportStatus,
 )
 from anonbox.notifications import repository as events
-from anonbox.safety.blocks import BlockOut, MessageSender, block, sender_of
 from anonbox.safety.gate import Gate
-from anonbox.safety.mutes import MAX_MUTED_WORDS, MutedWords, checked_word, move_muted
-from anonbox.safety.senders import IPAddress
+from anonbox.safety.schemas import BlockOut, IPAddress, MessageSender, MutedWords
+from anonbox.safety.service import MAX_MUTED_WORDS, block, checked_word, move_muted, sender_of
 
 # The site's list is held to the size of a creator's.
 MAX_MUTED_PHRASES = MAX_MUTED_WORDS
@@ -312,9 +311,9 @@ async def block_sender(db: Database, *, message_id: str, admin_id: str) -> Block
 
 async def add_muted_phrase(db: Database, *, phrase: str, admin_id: str) -> MutedPhraseOut:
     """Mute a phrase on every link: checked, folded and limited as a creator's muted word.
-    The newest ``mutes.MOVE_SCAN_LIMIT`` waiting messages of the whole site holding it move
-    to their links' filtered folders in the same transaction (older ones stay put: a
-    bound on the work of one admin action)."""
+    The newest ``safety.service.MOVE_SCAN_LIMIT`` waiting messages of the whole site
+    holding it move to their links' filtered folders in the same transaction (older ones
+    stay put: a bound on the work of one admin action)."""
     shown, normalized = checked_word(phrase, field="phrase")
     now = now_us()
     phrase_id = new_ulid(now)

@@ -30,7 +30,7 @@ from anonbox.messages.schemas import MessageOut
 from anonbox.receipts import repository
 from anonbox.receipts.schemas import ReceiptLink, ReceiptOut, ThreadMessage, ThreadReply
 from anonbox.receipts.sealing import Sealed, seal, token_hash, unseal
-from anonbox.safety.senders import IPAddress
+from anonbox.safety.schemas import IPAddress
 
 RECEIPT_DAYS = 30
 TOKEN_BYTES = 32  # 256 random bits: the token is a bearer credential

@@ -66,6 +66,8 @@ class ProofOfWorkRequired(AnonboxError):
 
 
 class FloodGuard:
+    """The link's and the service's rates: past either (a "flood"), posts need a proof of work."""
+
     def __init__(self, settings: Settings, limiter: RateLimiter) -> None:
         self._limiter = limiter
         self._key = hmac.new(

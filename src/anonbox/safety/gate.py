@@ -16,18 +16,15 @@ service's rate, a post needs a proof of work, whoever sent it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
-
-from litestar.params import Dependency
 
 from anonbox.core.database import Database
 from anonbox.core.errors import RateLimited
 from anonbox.core.ratelimit import Limit, RateLimiter
 from anonbox.core.settings import Settings
-from anonbox.safety.blocks import is_blocked
 from anonbox.safety.flood import FloodGuard
-from anonbox.safety.mutes import muted_of
-from anonbox.safety.senders import IPAddress, SenderId, SenderKeys
+from anonbox.safety.schemas import IPAddress, SenderId
+from anonbox.safety.senders import SenderKeys
+from anonbox.safety.service import is_blocked, muted_of
 
 # How many senders' worth a wider network may send: an IPv4 /24 or an IPv6 /56 as much as
 # 4 senders, an IPv6 /48 as much as 10.
@@ -42,6 +39,8 @@ def _scaled(limit: Limit, bits: int) -> Limit:
 
 @dataclass(frozen=True, slots=True)
 class Admission:
+    """The gate's verdict on one post: its sender, and whether it is blocked or muted."""
+
     sender: SenderId | None  # None only when the peer address is unknown (not on TCP)
     blocked: bool  # the sender or their network is blocked: dropped, whatever the link
     muted: bool = False  # holds a muted word (the creator's or the site's), blocked or not
@@ -56,6 +55,8 @@ class Admission:
 
 
 class Gate:
+    """The admission check every anonymous post passes ("the gate"), decided by ``admit``."""
+
     def __init__(self, settings: Settings, keys: SenderKeys, limiter: RateLimiter) -> None:
         self.keys = keys
         self._limiter = limiter
@@ -120,6 +121,9 @@ class Gate:
         text: str,
         proof: str | None = None,
     ) -> Admission:
+        """Admit a post: count it against the limits (a 429, or a proof of work asked),
+        then tell whether its sender is blocked and whether it holds a muted word; with
+        the link's ``muted`` setting that decides if it is stored, filtered or dropped."""
         sender = await self.throttle(db, link_id=link_id, address=address, proof=proof)
         blocked = (
             sender is not None
@@ -129,7 +133,3 @@ class Gate:
         # Looked up for a blocked sender too, so that a block takes the same steps.
         muted_words = await muted_of(db, owner_id)
         return Admission(sender=sender, blocked=blocked, muted=muted_words.found_in(text))
-
-
-# How handlers ask for the process's gate (the app provides it as ``gate``).
-GateDep = Annotated[Gate, Dependency(skip_validation=True)]

@@ -34,7 +34,8 @@ TIMER_SLACK = 0.0015
 
 class WritePace:
     """The recent times of writes, one series per kind of write for a process: of those
-    to the inbox, and of the others before their wait."""
+    to the inbox, and of the others before their wait. The "pace" is the inbox's: a
+    dropped or filtered post answers no sooner than a stored one would have."""
 
     def __init__(self, keep: int = KEEP) -> None:
         self._inbox: defaultdict[str, deque[float]] = defaultdict(lambda: deque(maxlen=keep))

@@ -5,11 +5,7 @@ Blocking itself starts from a message: ``POST /message/{link_id}/{message_id}/bl
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import msgspec
 from litestar import delete, get, post
-from litestar.params import KwargDefinition
 
 from anonbox.auth.dependencies import Creator
 from anonbox.core.dependencies import DB
@@ -22,18 +18,10 @@ from anonbox.core.envelope import (
     error_responses,
 )
 from anonbox.core.paths import RowId
-from anonbox.core.text import TEXT_PATTERN
-from anonbox.safety import blocks, mutes
+from anonbox.safety import service
+from anonbox.safety.schemas import BlockList, MutedWordList, MutedWordOut, MuteIn
 
 _TAGS = ["safety"]
-
-
-class MuteIn(msgspec.Struct):
-    # Documented here, checked in the service (``mutes.checked_word``) with its own codes.
-    word: Annotated[
-        str,
-        KwargDefinition(min_length=1, max_length=mutes.MAX_WORD_CHARACTERS, pattern=TEXT_PATTERN),
-    ]
 
 
 @get(
@@ -42,11 +30,9 @@ class MuteIn(msgspec.Struct):
     responses=error_responses(401, 403, 503),
     tags=_TAGS,
 )
-async def list_blocks(
-    request: AnyRequest, db: DB, creator: Creator
-) -> Envelope[OK, blocks.BlockList]:
+async def list_blocks(request: AnyRequest, db: DB, creator: Creator) -> Envelope[OK, BlockList]:
     return envelope(
-        request, 200, "Blocked senders", await blocks.blocks_of(db, owner_id=creator.user_id)
+        request, 200, "Blocked senders", await service.blocks_of(db, owner_id=creator.user_id)
     )
 
 
@@ -60,7 +46,7 @@ async def list_blocks(
 async def unblock(
     request: AnyRequest, block_id: RowId, db: DB, creator: Creator
 ) -> Envelope[OK, None]:
-    await blocks.unblock(db, owner_id=creator.user_id, block_id=block_id)
+    await service.unblock(db, owner_id=creator.user_id, block_id=block_id)
     return envelope(request, 200, "Sender unblocked", None)
 
 
@@ -71,14 +57,14 @@ async def unblock(
     description="Whole words, compared after NFKC, case folding and accent removal. A new "
     "message holding it goes to its link's filtered folder, or is dropped on a link set to "
     "`muted: drop`. Unanswered messages already waiting that hold it (the newest "
-    f"{mutes.MOVE_SCAN_LIMIT:,} looked at) move to the filtered folder too.",
+    f"{service.MOVE_SCAN_LIMIT:,} looked at) move to the filtered folder too.",
     responses=error_responses(400, 401, 403, 409, 413, 415, 503),
     tags=_TAGS,
 )
 async def mute_word(
     request: AnyRequest, data: MuteIn, db: DB, creator: Creator
-) -> Envelope[Created, mutes.MutedWordOut]:
-    muted = await mutes.mute(db, owner_id=creator.user_id, word=data.word)
+) -> Envelope[Created, MutedWordOut]:
+    muted = await service.mute(db, owner_id=creator.user_id, word=data.word)
     return envelope(request, 201, "Word muted", muted)
 
 
@@ -90,9 +76,9 @@ async def mute_word(
 )
 async def list_muted_words(
     request: AnyRequest, db: DB, creator: Creator
-) -> Envelope[OK, mutes.MutedWordList]:
+) -> Envelope[OK, MutedWordList]:
     return envelope(
-        request, 200, "Muted words", await mutes.muted_words(db, owner_id=creator.user_id)
+        request, 200, "Muted words", await service.muted_words(db, owner_id=creator.user_id)
     )
 
 
@@ -106,7 +92,7 @@ async def list_muted_words(
 async def unmute_word(
     request: AnyRequest, word_id: RowId, db: DB, creator: Creator
 ) -> Envelope[OK, None]:
-    await mutes.unmute(db, owner_id=creator.user_id, word_id=word_id)
+    await service.unmute(db, owner_id=creator.user_id, word_id=word_id)
     return envelope(request, 200, "Word unmuted", None)
 
 

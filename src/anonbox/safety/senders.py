@@ -21,23 +21,14 @@ import hashlib
 import hmac
 import ipaddress
 import secrets
-from dataclasses import dataclass
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import Database
+from anonbox.safety import repository
+from anonbox.safety.schemas import IPAddress, SenderId
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 _US_PER_HOUR = 3600 * 1_000_000
 _US_PER_DAY = 24 * _US_PER_HOUR
-
-
-@dataclass(frozen=True, slots=True)
-class SenderId:
-    """A sender's keyed hash under one key period, and their network's (``network_of_block``)."""
-
-    epoch: int
-    hash: str
-    network: str | None = None
 
 
 def network_of(address: IPAddress) -> bytes:
@@ -68,7 +59,8 @@ def network_of_block(address: IPAddress) -> bytes:
 
 
 class SenderKeys:
-    """Per-period HMAC keys, derived on first use and cached for the process's life."""
+    """Per-period HMAC keys, derived on first use and cached for the process's life.
+    A "sender" is a network (``network_of``), known only by its keyed hash."""
 
     def __init__(self, *, secret_key: str, rotation_hours: int, retention_days: int) -> None:
         self._secret = secret_key.encode()
@@ -88,10 +80,10 @@ class SenderKeys:
         """The key of a period still retained, or None once its salt is gone."""
         if epoch in self._keys:
             return self._keys[epoch]
-        row = await db.fetchrow("SELECT salt FROM sender_epochs WHERE epoch = $1", epoch)
-        if row is None:
+        salt = await repository.epoch_salt(db, epoch)
+        if salt is None:
             return None
-        self._keys[epoch] = self._derive(epoch, row["salt"])
+        self._keys[epoch] = self._derive(epoch, salt)
         return self._keys[epoch]
 
     async def _current_key(self, db: Database) -> tuple[int, bytes]:
@@ -125,12 +117,8 @@ class SenderKeys:
     async def _open_epoch(self, db: Database, epoch: int) -> bytes:
         """Create the period's salt (once, whichever instance gets there first), and let the
         instance that created it erase the periods whose retention has ended."""
-        created = await db.execute(
-            "INSERT INTO sender_epochs (epoch, salt, created_at) VALUES ($1, $2, $3)"
-            " ON CONFLICT (epoch) DO NOTHING",
-            epoch,
-            secrets.token_hex(32),
-            now_us(),
+        created = await repository.insert_epoch(
+            db, epoch=epoch, salt=secrets.token_hex(32), created_at=now_us()
         )
         if created:
             await self.forget_before(db, epoch - self.retained_epochs + 1)
@@ -145,16 +133,8 @@ class SenderKeys:
         idempotency records older than a day go too.
         """
         async with db.transaction() as tx:
-            await tx.execute(
-                "DELETE FROM idempotency_keys WHERE created_at < $1", now_us() - _US_PER_DAY
+            await repository.forget_epochs_before(
+                tx, epoch=epoch, idempotent_since=now_us() - _US_PER_DAY
             )
-            await tx.execute(
-                "UPDATE messages SET sender_epoch = NULL, sender_hash = NULL,"
-                " sender_network_hash = NULL"
-                " WHERE sender_epoch < $1",
-                epoch,
-            )
-            await tx.execute("DELETE FROM blocks WHERE sender_epoch < $1", epoch)
-            await tx.execute("DELETE FROM sender_epochs WHERE epoch < $1", epoch)
         for old in [e for e in self._keys if e < epoch]:
             del self._keys[old]

@@ -25,7 +25,8 @@ from anonbox.core.errors import FieldProblem, ValidationFailed
 from anonbox.core.i18n import current_language, current_time_zone, exact_time, time_zones
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
-from anonbox.safety import blocks, mutes
+from anonbox.safety import service as blocks
+from anonbox.safety import service as mutes
 from anonbox.web.infra.dependencies import (
     DELETION_PAGE,
     AccountHolderBrowser,

@@ -29,8 +29,9 @@ from anonbox.links import service as links
 from anonbox.messages import filtered, inbox
 from anonbox.messages import service as messages
 from anonbox.messages.router import LikeWriterDep, provide_likes
-from anonbox.safety import blocks
-from anonbox.safety.gate import Gate, GateDep
+from anonbox.safety import service as blocks
+from anonbox.safety.dependencies import GateDep
+from anonbox.safety.gate import Gate
 from anonbox.web.infra.dependencies import (
     OwnedPageLink,
     SignedInBrowser,

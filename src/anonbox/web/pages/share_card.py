@@ -24,7 +24,7 @@ from anonbox.core.i18n import gettext, use_locale
 from anonbox.core.ids import ULID_PATTERN
 from anonbox.links import service as links
 from anonbox.messages import service as messages
-from anonbox.safety.gate import GateDep
+from anonbox.safety.dependencies import GateDep
 from anonbox.web.cards.cache import CardCache
 from anonbox.web.cards.draw import CardLabels, render_card, render_link_card
 from anonbox.web.infra.routing import site_url

@@ -42,7 +42,8 @@ from anonbox.core.i18n import N_, _, ngettext
 from anonbox.core.mail import ConsoleMailer, Mailer
 from anonbox.core.ratelimit import RateLimiter
 from anonbox.core.settings import Settings
-from anonbox.safety.gate import Gate, GateDep
+from anonbox.safety.dependencies import GateDep
+from anonbox.safety.gate import Gate
 from anonbox.web.infra.locale import public_locale
 from anonbox.web.infra.routing import HTML, error_page, readable, site_url
 from anonbox.web.infra.security import (

@@ -1,0 +1,348 @@
+"""Safety's rules: blocked senders and muted words.
+
+Blocking "whoever sent this message", by a creator or site-wide by an admin.
+
+A block holds the sender's keyed hash under the period the message was sent in, and
+the message's id and excerpt so its owner knows what they blocked; it never shows the
+hash. Each block is about its own message: blocking a second message of a sender who is
+already blocked makes a second block, so no answer tells that the two share a sender.
+When a blocked sender posts again, their blocks are re-keyed to the current period, so
+a sender who keeps trying stays blocked across key rotation.
+
+A block may also cover the sender's whole network (``network``: the IPv4 /24 or IPv6 /48
+around them, ``senders.network_of_block``), for a sender who rotates addresses; it is
+kept as that network's keyed hash, and is a block of its own beside the sender's.
+
+A block applies to the messages already waiting too: in the block's transaction, the
+sender's (or network's) unanswered messages of the same key period move to their links'
+filtered folders, on the creator's links or, for a site-wide block, on every link
+(found by index; a sender's messages of one period are few, their rate being limited).
+Answered messages stay; across periods a sender cannot be recognised, by design.
+
+Muted words: a creator's list of words that make a message disappear on arrival.
+
+Matching is on whole words, after the same folding on both sides: NFKC (so full-width
+letters and ligatures are plain letters), case folding, and accents removed. "Idiot",
+"IDIOT", "ídiot" and the same in full-width letters all match a muted "idiot";
+"idiotic" does not.
+
+A creator may mute at most ``MAX_MUTED_WORDS`` words. Matching costs the same however
+many there are: the words are a set, and a message is looked up in it by its stretches
+between word boundaries (at most ``MAX_WORD_CHARACTERS`` long), never by one pattern of
+all the words. Each process keeps every creator's set until their list changes, which a
+cheap query (count and newest id) notices on every post, on every instance.
+
+The site's muted phrases (``muted_phrases``, kept by admins through ``moderation``) are
+muted words of every link: they join each creator's own set and act exactly like them.
+The same query that checks a creator's list checks the site's, so they cost no query of
+their own on a post, and no instance matches a stale site list either.
+
+A word muted later applies to the messages already waiting too: in the same transaction
+as the word, the newest ``MOVE_SCAN_LIMIT`` unanswered messages (of the creator's links,
+or of every link for a site phrase) are looked at, and those holding it move to their
+link's filtered folder (``move_muted``); answered ones stay where they are.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from anonbox.core.clock import isoformat_us, now_us
+from anonbox.core.database import Connection, Database, Row
+from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
+from anonbox.core.ids import new_ulid
+from anonbox.core.text import contains_control_characters
+from anonbox.messages import filtered_repository
+from anonbox.safety import repository
+from anonbox.safety.schemas import (
+    MAX_WORD_CHARACTERS,
+    NO_MUTED_WORDS,
+    BlockList,
+    BlockOut,
+    IPAddress,
+    MessageSender,
+    MutedWordList,
+    MutedWordOut,
+    MutedWords,
+    SenderId,
+    folded,
+)
+from anonbox.safety.senders import SenderKeys
+
+_EXCERPT_CHARACTERS = 120
+# What a word becomes once folded: NFKC may lengthen it (the column holds 400).
+MAX_FOLDED_CHARACTERS = 400
+MAX_MUTED_WORDS = 1000
+_CACHED_CREATORS = 10_000
+# How many waiting (unanswered) messages, newest first, a newly muted word is looked for
+# in: a bound on the work done in the transaction that mutes it.
+MOVE_SCAN_LIMIT = 10_000
+_MOVE_BATCH = 1_000
+
+
+# --- blocks ------------------------------------------------------------------------------
+
+
+async def sender_of(conn: Connection, *, message_id: str, link_id: str | None) -> MessageSender:
+    """The sender of a message (under ``link_id`` when given), as far as it is still known."""
+    row = await repository.message_sender(conn, message_id=message_id, link_id=link_id)
+    if row is None:
+        raise NotFound("No message with this id under this link")
+    if row["sender_hash"] is None:
+        raise Conflict("This message is too old: its sender can no longer be recognised")
+    return MessageSender(
+        message_id=message_id,
+        excerpt=row["content"][:_EXCERPT_CHARACTERS],
+        sender=SenderId(
+            epoch=row["sender_epoch"], hash=row["sender_hash"], network=row["sender_network_hash"]
+        ),
+    )
+
+
+async def block(
+    db: Connection,
+    *,
+    dialect: str,
+    owner_id: str | None,
+    target: MessageSender,
+    network: bool = False,
+) -> BlockOut:
+    """Block the sender of this message (or with ``network``, their whole network) for
+    ``owner_id``'s links, or everywhere when ``owner_id`` is None, and move their waiting
+    messages to the filtered folders (run it in a transaction). Blocking one message
+    twice the same way answers with the same block."""
+    sender_hash = target.sender.network if network else target.sender.hash
+    if sender_hash is None:
+        raise Conflict("This message is too old: its sender's network can no longer be recognised")
+    await filtered_repository.move_from_sender(
+        db,
+        dialect,
+        owner_id=owner_id,
+        sender_epoch=target.sender.epoch,
+        sender_hash=sender_hash,
+        network=network,
+        now=now_us(),
+    )
+    existing = await repository.block_of_message(
+        db, owner_id=owner_id, message_id=target.message_id, network=network
+    )
+    if existing is not None:
+        return _block_out(existing, site_wide=owner_id is None)
+    now = now_us()
+    block_id = new_ulid(now)
+    await repository.insert_block(
+        db,
+        block_id=block_id,
+        owner_id=owner_id,
+        message_id=target.message_id,
+        sender_epoch=target.sender.epoch,
+        sender_hash=sender_hash,
+        excerpt=target.excerpt,
+        created_at=now,
+        network=network,
+    )
+    return BlockOut(
+        id=block_id,
+        message_excerpt=target.excerpt,
+        created_at=isoformat_us(now),
+        site_wide=owner_id is None,
+        network=network,
+    )
+
+
+def _block_out(row: Row, *, site_wide: bool) -> BlockOut:
+    return BlockOut(
+        id=row["id"],
+        message_excerpt=row["message_excerpt"],
+        created_at=isoformat_us(row["created_at"]),
+        site_wide=site_wide,
+        network=bool(row["network"]),
+    )
+
+
+async def blocks_of(db: Database, *, owner_id: str) -> BlockList:
+    rows = await repository.blocks_of(db, owner_id)
+    return BlockList(items=[_block_out(row, site_wide=False) for row in rows])
+
+
+async def unblock(db: Database, *, owner_id: str, block_id: str) -> None:
+    if not await repository.delete_block(db, owner_id=owner_id, block_id=block_id):
+        raise NotFound("No block with this id among yours")
+
+
+async def is_blocked(
+    db: Database, keys: SenderKeys, *, owner_id: str, address: IPAddress, current: SenderId
+) -> bool:
+    """Whether this sender, or their network, is blocked by the link's owner or site-wide."""
+    rows = await repository.blocks_against(db, owner_id)
+    # Per period: the sender's hash and their network's, as each block of that period has it.
+    hashes: dict[int, tuple[str, str | None] | None] = {
+        current.epoch: (current.hash, current.network)
+    }
+    blocked = False
+    for row in rows:
+        epoch = row["sender_epoch"]
+        if epoch not in hashes:
+            key = await keys.key(db, epoch)
+            hashes[epoch] = (
+                None
+                if key is None
+                else (keys.hash_with(key, address), keys.network_hash_with(key, address))
+            )
+        known = hashes[epoch]
+        is_network = bool(row["network"])
+        if known is not None and known[is_network] == row["sender_hash"]:
+            blocked = True
+            if epoch != current.epoch:  # every block of this sender follows them
+                await repository.rekey_block(
+                    db,
+                    block_id=row["id"],
+                    epoch=current.epoch,
+                    sender_hash=current.network if is_network else current.hash,
+                )
+    return blocked
+
+
+# --- muted words -------------------------------------------------------------------------
+
+
+class TooManyMutedWords(Conflict):
+    code = "too_many_muted_words"
+
+
+Version = tuple[int, str | None]  # a list's size and newest id: any change alters it
+
+
+@dataclass(frozen=True, slots=True)
+class _Cached:
+    own_version: Version
+    own: MutedWords
+    site_version: Version
+    both: MutedWords
+
+
+# owner -> their words, and with the site's: seen stale on the next post after any change
+# (a word added or removed, on any instance).
+_cache: OrderedDict[str, _Cached] = OrderedDict()
+_site: tuple[Version, MutedWords] = ((0, None), NO_MUTED_WORDS)
+
+
+async def _site_phrases(db: Database, version: Version) -> MutedWords:
+    global _site
+    if _site[0] != version:
+        _site = (version, MutedWords.of(await repository.site_phrases(db)))
+    return _site[1]
+
+
+async def muted_of(db: Database, owner_id: str) -> MutedWords:
+    """The creator's muted words together with the site's muted phrases."""
+    row = await repository.muted_versions(db, owner_id)
+    own_version: Version = (int(row["n"]), row["newest"])
+    site_version: Version = (int(row["site_n"]), row["site_newest"])
+    if own_version[0] == 0:
+        return NO_MUTED_WORDS if site_version[0] == 0 else await _site_phrases(db, site_version)
+    cached = _cache.get(owner_id)
+    if cached is not None and (cached.own_version, cached.site_version) == (
+        own_version,
+        site_version,
+    ):
+        _cache.move_to_end(owner_id)
+        return cached.both
+    if cached is not None and cached.own_version == own_version:
+        own = cached.own
+    else:
+        own = MutedWords.of(await repository.muted_words_of(db, owner_id))
+    both = own if site_version[0] == 0 else own.joined(await _site_phrases(db, site_version))
+    _cache[owner_id] = _Cached(own_version, own, site_version, both)
+    _cache.move_to_end(owner_id)
+    if len(_cache) > _CACHED_CREATORS:
+        _cache.popitem(last=False)
+    return both
+
+
+def checked_word(text: str, *, field: str) -> tuple[str, str]:
+    """A word or phrase to mute as shown (single-spaced) and as matched (folded); 400 when
+    it is blank, longer than ``MAX_WORD_CHARACTERS``, or holds a control character."""
+    shown = " ".join(text.split())
+    normalized = folded(shown)
+    if not normalized or len(text) > MAX_WORD_CHARACTERS:
+        raise ValidationFailed(
+            f"{field} must be 1 to {MAX_WORD_CHARACTERS} characters, not only whitespace",
+            [FieldProblem(field, "blank" if not normalized else "too_long")],
+        )
+    if len(normalized) > MAX_FOLDED_CHARACTERS:
+        raise ValidationFailed(
+            f"{field} is too long once its letters are spelled out",
+            [FieldProblem(field, "too_long")],
+        )
+    if contains_control_characters(text):  # split() takes some controls for whitespace
+        raise ValidationFailed(
+            f"{field} must not contain control characters",
+            [FieldProblem(field, "control_character")],
+        )
+    return shown, normalized
+
+
+async def move_muted(
+    conn: Connection, dialect: str, *, owner_id: str | None, words: MutedWords, now: int
+) -> int:
+    """Move the waiting messages holding one of ``words`` to their folders: of
+    ``owner_id``'s links, or of every link; the newest ``MOVE_SCAN_LIMIT`` are looked at.
+    How many moved."""
+    moved, before, seen = 0, None, 0
+    while seen < MOVE_SCAN_LIMIT:
+        rows = await filtered_repository.unanswered_batch(
+            conn, owner_id=owner_id, before=before, limit=min(_MOVE_BATCH, MOVE_SCAN_LIMIT - seen)
+        )
+        if not rows:
+            break
+        seen += len(rows)
+        before = str(rows[-1]["id"])
+        caught = [str(row["id"]) for row in rows if words.found_in(row["content"])]
+        moved += await filtered_repository.move_ids(conn, dialect, ids=caught, now=now)
+    return moved
+
+
+async def mute(db: Database, *, owner_id: str, word: str) -> MutedWordOut:
+    """Mute the word, and move the creator's waiting messages that hold it to their
+    links' filtered folders, in one transaction."""
+    shown, normalized = checked_word(word, field="word")
+    now = now_us()
+    word_id = new_ulid(now)
+    async with db.transaction() as tx:
+        inserted = await repository.insert_muted_word(
+            tx,
+            word_id=word_id,
+            owner_id=owner_id,
+            word=shown,
+            normalized=normalized,
+            created_at=now,
+            most=MAX_MUTED_WORDS,
+        )
+        if inserted:
+            await move_muted(
+                tx, db.dialect, owner_id=owner_id, words=MutedWords.of([normalized]), now=now
+            )
+    if not inserted:
+        if await repository.muted_word_exists(db, owner_id=owner_id, normalized=normalized):
+            raise Conflict(f"{shown!r} is already muted")
+        raise TooManyMutedWords(
+            f"You have muted {MAX_MUTED_WORDS} words, the most there can be; unmute some first"
+        )
+    return MutedWordOut(id=word_id, word=shown, created_at=isoformat_us(now))
+
+
+async def muted_words(db: Database, *, owner_id: str) -> MutedWordList:
+    rows = await repository.muted_word_rows(db, owner_id)
+    return MutedWordList(
+        items=[
+            MutedWordOut(id=row["id"], word=row["word"], created_at=isoformat_us(row["created_at"]))
+            for row in rows
+        ]
+    )
+
+
+async def unmute(db: Database, *, owner_id: str, word_id: str) -> None:
+    if not await repository.delete_muted_word(db, owner_id=owner_id, word_id=word_id):
+        raise NotFound("No muted word with this id among yours")
