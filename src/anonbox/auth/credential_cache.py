@@ -36,7 +36,7 @@ from typing import Generic, NamedTuple, TypeVar
 
 from anonbox.auth.credentials import hashes_match
 from anonbox.core.database import Connection
-from anonbox.notifications import repository as events
+from anonbox.notifications.outbox import repository as events
 
 LOCAL_TTL_SECONDS = 0.5
 NOTIFIED_TTL_SECONDS = 60.0

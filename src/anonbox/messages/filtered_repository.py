@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import msgspec
 
 from anonbox.core.database import Connection, Row
-from anonbox.notifications import repository as events
+from anonbox.notifications.outbox import repository as events
 
 _COLUMNS = (
     "id, link_id, content, created_at, sender_epoch, sender_hash, sender_network_hash, follow_up_of"

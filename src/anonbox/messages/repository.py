@@ -9,7 +9,7 @@ from typing import NamedTuple
 import msgspec
 
 from anonbox.core.database import Connection, Database, Row
-from anonbox.notifications import repository as events
+from anonbox.notifications.outbox import repository as events
 
 
 async def posting_target(conn: Connection, link_id: str) -> Row | None:

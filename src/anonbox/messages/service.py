@@ -30,7 +30,7 @@ from anonbox.messages.schemas import (
     ReplyOut,
     ReplyPage,
 )
-from anonbox.notifications import repository as events
+from anonbox.notifications.outbox import repository as events
 from anonbox.safety.blocks import sender_of
 from anonbox.safety.gate import Admission, Gate
 from anonbox.safety.pace import WritePace

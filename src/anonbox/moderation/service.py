@@ -37,7 +37,7 @@ from anonbox.moderation.schemas import (
     ReportReceipt,
     ReportStatus,
 )
-from anonbox.notifications import repository as events
+from anonbox.notifications.outbox import repository as events
 from anonbox.safety.blocks import BlockOut, MessageSender, block, sender_of
 from anonbox.safety.gate import Gate
 from anonbox.safety.mutes import MAX_MUTED_WORDS, MutedWords, checked_word, move_muted

@@ -31,8 +31,8 @@ from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import RateLimited
 from anonbox.core.ids import is_ulid
 from anonbox.messages import inbox
-from anonbox.notifications import repository as events
-from anonbox.notifications.fanout import Hub, HubDep
+from anonbox.notifications.outbox import repository as events
+from anonbox.notifications.outbox.fanout import Hub, HubDep
 from anonbox.web.dependencies import OwnedLink, SignedInBrowser, signed_in_pages
 from anonbox.web.session import carry_renewal
 

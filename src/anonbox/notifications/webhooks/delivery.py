@@ -35,7 +35,6 @@ from anonbox.core.database import Connection, Database, Row
 from anonbox.core.errors import FieldProblem, Forbidden, ValidationFailed
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
-from anonbox.notifications import repository
 from anonbox.notifications.courier import DeliveryRows, Outcome, backoff_seconds
 from anonbox.notifications.destinations import (
     MAX_URL_CHARACTERS,
@@ -45,7 +44,8 @@ from anonbox.notifications.destinations import (
     pinned_target,
     well_formed,
 )
-from anonbox.notifications.relay import Event
+from anonbox.notifications.outbox import repository
+from anonbox.notifications.outbox.relay import Event
 
 logger = logging.getLogger("anonbox.notifications")
 

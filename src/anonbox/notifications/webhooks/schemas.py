@@ -17,7 +17,7 @@ TEST_EVENT = "webhook.test"
 
 
 class WebhookIn(msgspec.Struct, forbid_unknown_fields=True):
-    # Documented here, checked in the service (``webhooks.check_url``).
+    # Documented here, checked in the service (``webhooks.delivery.check_url``).
     url: Annotated[
         str,
         KwargDefinition(min_length=1, max_length=MAX_URL_CHARACTERS, pattern=WEBHOOK_URL),

@@ -1,7 +1,7 @@
 """The relay: hands the outbox's events to the channels, in order, at least once.
 
 Events are written in the transaction of what they tell about
-(``notifications.repository``). The relay takes those not yet handed over, oldest first,
+(``outbox.repository``). The relay takes those not yet handed over, oldest first,
 and gives them to every channel inside one transaction that also marks them handed: a
 channel records its own deliveries there (a row per webhook endpoint, per device…), so
 an event is either handed to all channels or to none, and a crash in between hands it
@@ -18,7 +18,7 @@ from typing import Protocol
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import Connection, Database
-from anonbox.notifications import repository
+from anonbox.notifications.outbox import repository
 
 BATCH = 200
 KEEP_SECONDS = 600  # handed events stay this long (SQLite's live fan-out tails them)

@@ -39,7 +39,7 @@ from litestar.params import Dependency
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import Database, driver_url
-from anonbox.notifications import repository
+from anonbox.notifications.outbox import repository
 
 logger = logging.getLogger("anonbox.notifications")
 
