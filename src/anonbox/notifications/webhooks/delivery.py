@@ -44,8 +44,9 @@ from anonbox.notifications.destinations import (
     pinned_target,
     well_formed,
 )
-from anonbox.notifications.outbox import repository
 from anonbox.notifications.outbox.relay import Event
+from anonbox.notifications.outbox.repository import message_texts
+from anonbox.notifications.webhooks import repository
 
 logger = logging.getLogger("anonbox.notifications")
 
@@ -94,7 +95,7 @@ class WebhookChannel:
         endpoints = await repository.enabled_endpoints(conn, [e.user_id for e in events])
         if not endpoints:
             return
-        texts = await repository.message_texts(
+        texts = await message_texts(
             conn,
             [e.message_id for e in events if e.kind == "message.created"],
             [e.reply_id for e in events if e.reply_id is not None],

@@ -12,7 +12,7 @@ from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
 from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from anonbox.core.ids import new_ulid
-from anonbox.notifications.outbox import repository
+from anonbox.notifications.webhooks import repository
 from anonbox.notifications.webhooks.delivery import check_url
 from anonbox.notifications.webhooks.schemas import (
     EVENT_KINDS,
