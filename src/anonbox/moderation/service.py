@@ -38,6 +38,7 @@ from anonbox.moderation.schemas import (
     ReportStatus,
 )
 from anonbox.notifications.outbox import repository as events
+from anonbox.notifications.outbox.schemas import Kind
 from anonbox.safety.blocks import BlockOut, MessageSender, block, sender_of
 from anonbox.safety.gate import Gate
 from anonbox.safety.mutes import MAX_MUTED_WORDS, MutedWords, checked_word, move_muted
@@ -130,7 +131,7 @@ async def report_message(
                 await events.record(
                     tx,
                     db.dialect,
-                    kind=events.MESSAGE_REPORTED,
+                    kind=Kind.MESSAGE_REPORTED,
                     link_id=link_id,
                     message_id=message_id,
                     reply_id=None,

@@ -32,7 +32,9 @@ from anonbox.core.errors import RateLimited
 from anonbox.core.ids import is_ulid
 from anonbox.messages import inbox
 from anonbox.notifications.outbox import repository as events
-from anonbox.notifications.outbox.fanout import Hub, HubDep
+from anonbox.notifications.outbox.dependencies import HubDep
+from anonbox.notifications.outbox.fanout import Hub
+from anonbox.notifications.outbox.schemas import Kind
 from anonbox.web.dependencies import OwnedLink, SignedInBrowser, signed_in_pages
 from anonbox.web.session import carry_renewal
 
@@ -99,7 +101,7 @@ async def _stream(
 
 def _removal(row: Row) -> ServerSentEventMessage:
     """No ``id``: the browser's Last-Event-ID stays the newest message it was given."""
-    data = {"id": row["message_id"], "filtered": row["kind"] == events.MESSAGE_FILTERED}
+    data = {"id": row["message_id"], "filtered": row["kind"] == Kind.MESSAGE_FILTERED}
     return ServerSentEventMessage(data=msgspec.json.encode(data).decode(), event="removed")
 
 

@@ -30,8 +30,8 @@ from anonbox.core.mail import Mailer, compose
 from anonbox.core.settings import Settings
 from anonbox.notifications.courier import Outcome, backoff_seconds
 from anonbox.notifications.email import repository
-from anonbox.notifications.outbox.relay import Event
-from anonbox.notifications.outbox.repository import MESSAGE_CREATED, message_texts
+from anonbox.notifications.outbox.repository import message_texts
+from anonbox.notifications.outbox.schemas import Event, Kind
 
 logger = logging.getLogger("anonbox.notifications")
 
@@ -124,7 +124,7 @@ class EmailNoticeChannel:
         self._timing = NoticeTiming.from_settings(settings)
 
     async def accept(self, conn: Connection, events: Sequence[Event]) -> None:
-        created = [e for e in events if e.kind == MESSAGE_CREATED]
+        created = [e for e in events if e.kind == Kind.MESSAGE_CREATED]
         if not created:
             return
         modes = await repository.subscribers(conn, [e.user_id for e in created])

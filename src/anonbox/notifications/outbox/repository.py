@@ -1,44 +1,63 @@
 """SQL for the outbox (``events``): written in the transaction of what it tells about,
-read in order by the relay, and by each process's live fan-out on SQLite."""
+read in order by the relay, and by each process's live fan-out on SQLite.
+
+The only place events are written. A caller records them in its own transaction with
+``record`` (one event) or ``record_new_messages``; a statement of another domain that
+writes events about the rows it changes, in that same statement, composes the fragments
+here (``INSERT_MESSAGE_EVENTS``, ``INSERT_EVENTS``, ``message_created_events``,
+``notify_links``) rather than naming the table itself. The kinds: ``schemas.Kind``."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import asyncpg
 import msgspec
 
 from anonbox.core.database import Connection, Row, placeholders
+from anonbox.notifications.outbox.schemas import Kind
 
 # Every process LISTENs here on PostgreSQL; a payload is a hub key (``link:…``, ``session:…``).
 NOTIFY_CHANNEL = "anonbox_events"
 
-MESSAGE_CREATED = "message.created"
-REPLY_CREATED = "reply.created"
-MESSAGE_DELETED = "message.deleted"
-MESSAGE_REPORTED = "message.reported"  # someone reported one of the creator's messages
-# A waiting message moved to its link's filtered folder by a muted word or a block added
-# later. For the live dashboard only: no channel takes it (not in ``schemas.EVENT_KINDS``).
-MESSAGE_FILTERED = "message.filtered"
+# --- writing -------------------------------------------------------------------------------
+
 # The head of an INSERT … SELECT writing events about messages, for the statements of
 # other domains that write an event per row they change, in the same statement or
 # transaction (bulk deletions, moves to the filtered folder).
 INSERT_MESSAGE_EVENTS = "INSERT INTO events (user_id, link_id, kind, message_id, created_at)"
-# What took a message out of its link's inbox, as the live dashboard hears of it.
-_REMOVALS = f"'{MESSAGE_DELETED}', '{MESSAGE_FILTERED}'"
+# The same with the reply an event is about (``reply.created``).
+INSERT_EVENTS = "INSERT INTO events (user_id, link_id, kind, message_id, reply_id, created_at)"
+# An account's events, erased with the rest of it (``account``'s erasure; $1: the account).
+ERASE_EVENTS = "DELETE FROM events WHERE user_id = $1"
+
+
+def message_created_events(source: str, where: str = "") -> str:
+    """An INSERT … SELECT writing a ``message.created`` event for each message of
+    ``source``, aliased ``m`` (``messages m``, or a CTE named ``m`` returning id, link_id
+    and created_at), under its link's owner, in the messages' order; ``where``: a clause
+    that picks them (with its leading space)."""
+    return (
+        f"{INSERT_MESSAGE_EVENTS}"  # noqa: S608 - constant kinds, and the caller's clauses
+        f" SELECT l.user_id, m.link_id, '{Kind.MESSAGE_CREATED}', m.id, m.created_at"
+        f" FROM {source} JOIN links l ON l.id = m.link_id{where} ORDER BY m.id"
+    )
+
+
+def notify_links(rows: str) -> str:
+    """A scalar subquery for PostgreSQL: a notification to every distinct ``link_id`` of
+    ``rows`` (a CTE's name), delivered on commit, as ``notify`` sends; how many."""
+    return (
+        f"(SELECT count(pg_notify('{NOTIFY_CHANNEL}', 'link:' || d.link_id))"  # noqa: S608 - ours
+        f" FROM (SELECT DISTINCT link_id FROM {rows}) d)"
+    )
+
 
 _FROM_MESSAGES = {
-    "sqlite": (
-        "INSERT INTO events (user_id, link_id, kind, message_id, created_at)"
-        " SELECT l.user_id, m.link_id, 'message.created', m.id, m.created_at"
-        " FROM messages m JOIN links l ON l.id = m.link_id"
-        " WHERE m.id IN (SELECT value FROM json_each($1)) ORDER BY m.id"
+    "sqlite": message_created_events(
+        "messages m", " WHERE m.id IN (SELECT value FROM json_each($1))"
     ),
-    "postgresql": (
-        "INSERT INTO events (user_id, link_id, kind, message_id, created_at)"
-        " SELECT l.user_id, m.link_id, 'message.created', m.id, m.created_at"
-        " FROM messages m JOIN links l ON l.id = m.link_id"
-        " WHERE m.id = ANY($1::text[]) ORDER BY m.id"
-    ),
+    "postgresql": message_created_events("messages m", " WHERE m.id = ANY($1::text[])"),
 }
 
 
@@ -60,7 +79,7 @@ async def record(
     conn: Connection,
     dialect: str,
     *,
-    kind: str,
+    kind: Kind,
     link_id: str,
     message_id: str,
     reply_id: str | None,
@@ -68,8 +87,7 @@ async def record(
 ) -> None:
     """One event about one message of ``link_id`` (in the caller's transaction)."""
     await conn.execute(
-        "INSERT INTO events (user_id, link_id, kind, message_id, reply_id, created_at)"
-        " SELECT user_id, id, $2, $3, $4, $5 FROM links WHERE id = $1",
+        f"{INSERT_EVENTS} SELECT user_id, id, $2, $3, $4, $5 FROM links WHERE id = $1",  # noqa: S608
         link_id,
         kind,
         message_id,
@@ -85,6 +103,16 @@ async def notify(conn: Connection, dialect: str, keys: Sequence[str]) -> None:
         await conn.execute(
             "SELECT pg_notify($1, key) FROM unnest($2::text[]) AS key", NOTIFY_CHANNEL, list(keys)
         )
+
+
+# --- the relay -----------------------------------------------------------------------------
+
+
+async def take_turn(conn: Connection, lock: int) -> bool:
+    """PostgreSQL: whether this transaction takes the relays' advisory lock (held until it
+    ends), or another instance's relay has it."""
+    turn = await conn.fetchrow("SELECT pg_try_advisory_xact_lock($1) AS ok", lock)
+    return turn is not None and bool(turn["ok"])
 
 
 async def any_pending(conn: Connection) -> bool:
@@ -117,6 +145,15 @@ async def purge_handed(conn: Connection, before: int) -> int:
     )
 
 
+# --- the live fan-out ----------------------------------------------------------------------
+
+
+async def echo(conn: asyncpg.Connection, channel: str, payload: str, *, within: float) -> None:
+    """PostgreSQL: notify ``channel`` (a listener's own) on the listener's connection,
+    the statement given ``within`` seconds."""
+    await conn.execute("SELECT pg_notify($1, $2)", channel, payload, timeout=within)
+
+
 async def last_seq(conn: Connection) -> int:
     row = await conn.fetchrow("SELECT COALESCE(MAX(seq), 0) AS seq FROM events")
     return int(row["seq"]) if row is not None else 0
@@ -129,6 +166,8 @@ async def links_since(conn: Connection, seq: int) -> Sequence[Row]:
     )
 
 
+# What took a message out of its link's inbox, as the live dashboard hears of it.
+_REMOVALS = f"'{Kind.MESSAGE_DELETED}', '{Kind.MESSAGE_FILTERED}'"
 # At most this many removals are read at a time; the stream reads on while they fill it.
 REMOVALS_PER_READ = 200
 

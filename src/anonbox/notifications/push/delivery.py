@@ -47,8 +47,8 @@ from anonbox.notifications.destinations import (
     pinned_target,
     well_formed,
 )
-from anonbox.notifications.outbox.relay import Event
 from anonbox.notifications.outbox.repository import message_texts
+from anonbox.notifications.outbox.schemas import Event, Kind
 from anonbox.notifications.push import repository
 
 logger = logging.getLogger("anonbox.notifications")
@@ -123,7 +123,7 @@ class PushChannel:
     name = "push"
 
     async def accept(self, conn: Connection, events: Sequence[Event]) -> None:
-        created = [e for e in events if e.kind == "message.created"]
+        created = [e for e in events if e.kind == Kind.MESSAGE_CREATED]
         if not created:
             return
         subscriptions = await repository.subscriptions_for(conn, [e.user_id for e in created])

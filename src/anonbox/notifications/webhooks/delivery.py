@@ -44,8 +44,8 @@ from anonbox.notifications.destinations import (
     pinned_target,
     well_formed,
 )
-from anonbox.notifications.outbox.relay import Event
 from anonbox.notifications.outbox.repository import message_texts
+from anonbox.notifications.outbox.schemas import Event, Kind
 from anonbox.notifications.webhooks import repository
 
 logger = logging.getLogger("anonbox.notifications")
@@ -76,9 +76,9 @@ def check_url(url: str, *, allow_private: bool) -> None:
 
 def _payload(event: Event, texts: dict[str, str]) -> dict[str, object]:
     data: dict[str, object] = {"link_id": event.link_id, "message_id": event.message_id}
-    if event.kind == "message.created" and event.message_id in texts:
+    if event.kind == Kind.MESSAGE_CREATED and event.message_id in texts:
         data["message_content"] = texts[event.message_id]
-    if event.kind == "reply.created" and event.reply_id is not None:
+    if event.kind == Kind.REPLY_CREATED and event.reply_id is not None:
         data["reply_id"] = event.reply_id
         if event.reply_id in texts:
             data["reply_content"] = texts[event.reply_id]
@@ -97,7 +97,7 @@ class WebhookChannel:
             return
         texts = await message_texts(
             conn,
-            [e.message_id for e in events if e.kind == "message.created"],
+            [e.message_id for e in events if e.kind == Kind.MESSAGE_CREATED],
             [e.reply_id for e in events if e.reply_id is not None],
         )
         now = now_us()
