@@ -1,4 +1,4 @@
-"""Page routes of e-mail notices, through the API's service (``notifications.email_service``):
+"""Page routes of e-mail notices, through the API's service (``notifications.email.service``):
 the form on the notifications page (``web.notifications`` shows it), and the two pages a
 mail links to, which a person opens in a browser: confirming the address, and stopping
 notices. The stop page's URL is also every notice's ``List-Unsubscribe``: a mail program

@@ -4,7 +4,7 @@ word or a block added later), so that an open tab drops them. A removal names th
 message and whether it went to the folder, nothing else: not why, and nothing about
 its sender.
 
-A stream waits on its process's hub (``notifications.fanout``) for its link and its
+A stream waits on its process's hub (``notifications.outbox.fanout``) for its link and its
 sign-in session: it reads the database only when woken, so an idle stream costs no
 query, and every instance's commits reach it. Open streams are capped per sign-in
 session; a stream re-checks its session whenever it is woken, so it ends as soon as the

@@ -9,10 +9,13 @@ from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
 from anonbox.notifications.destinations import MAX_URL_CHARACTERS, WEBHOOK_URL
+from anonbox.notifications.outbox.schemas import Kind
 
-# The events a webhook may receive; ``webhook.test`` is only ever sent on request.
+# The events a webhook may receive, of the outbox's kinds (``outbox.schemas.Kind``: all but
+# ``message.filtered``); ``webhook.test`` is only ever sent on request.
 EventKind = Literal["message.created", "reply.created", "message.deleted", "message.reported"]
 EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
+assert set(EVENT_KINDS) <= set(Kind), "a webhook event the outbox never holds"
 TEST_EVENT = "webhook.test"
 
 
