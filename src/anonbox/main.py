@@ -45,10 +45,11 @@ from anonbox.links.router import ROUTES as LINK_ROUTES
 from anonbox.messages import filtered as filtered_messages
 from anonbox.messages.router import ROUTES as MESSAGE_ROUTES
 from anonbox.moderation.router import ROUTES as MODERATION_ROUTES
-from anonbox.notifications.email_router import ROUTES as EMAIL_NOTICE_ROUTES
-from anonbox.notifications.fanout import Hub, feed_for, provide_hub
-from anonbox.notifications.push_router import ROUTES as PUSH_ROUTES
-from anonbox.notifications.router import ROUTES as NOTIFICATION_ROUTES
+from anonbox.notifications.email.router import ROUTES as EMAIL_NOTICE_ROUTES
+from anonbox.notifications.outbox.dependencies import provide_hub
+from anonbox.notifications.outbox.fanout import Hub, feed_for
+from anonbox.notifications.push.router import ROUTES as PUSH_ROUTES
+from anonbox.notifications.webhooks.router import ROUTES as NOTIFICATION_ROUTES
 from anonbox.notifications.worker import NotificationWorker
 from anonbox.receipts import service as receipts
 from anonbox.receipts.router import ROUTES as RECEIPT_ROUTES

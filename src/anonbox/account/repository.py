@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from anonbox.core.database import Connection, Row
+from anonbox.notifications.outbox import repository as events
 
 # --- export ------------------------------------------------------------------------------
 
@@ -246,7 +247,7 @@ _ERASE_REST = (
     "UPDATE reports SET resolved_by = NULL WHERE resolved_by = $1",
     "INSERT INTO link_tombstones (id, erased_at) SELECT id, $2 FROM links WHERE user_id = $1"
     " ON CONFLICT (id) DO NOTHING",
-    "DELETE FROM events WHERE user_id = $1",
+    events.ERASE_EVENTS,
     "DELETE FROM email_signin_tokens WHERE email = (SELECT email FROM users WHERE id = $1)",
     "DELETE FROM links WHERE user_id = $1",  # messages, replies, drops, idempotency records
     "DELETE FROM blocks WHERE user_id = $1",

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import msgspec
 
 from anonbox.core.database import Connection, Row
-from anonbox.notifications import repository as events
+from anonbox.notifications.outbox import repository as events
+from anonbox.notifications.outbox.schemas import Kind
 
 _COLUMNS = (
     "id, link_id, content, created_at, sender_epoch, sender_hash, sender_network_hash, follow_up_of"
@@ -33,11 +34,9 @@ async def _move_out(conn: Connection, dialect: str, where: str, args: Sequence[o
             f" RETURNING {_COLUMNS}),"
             f" kept AS (INSERT INTO filtered_messages ({_COLUMNS}, filtered_at)"
             f" SELECT {_COLUMNS}, CAST($1 AS BIGINT) FROM moved RETURNING id, link_id),"
-            f" told AS ({_EVENTS} SELECT l.user_id, k.link_id, '{events.MESSAGE_FILTERED}',"
+            f" told AS ({_EVENTS} SELECT l.user_id, k.link_id, '{Kind.MESSAGE_FILTERED}',"
             " k.id, CAST($1 AS BIGINT) FROM kept k JOIN links l ON l.id = k.link_id ORDER BY k.id)"
-            f" SELECT count(*) AS n, (SELECT count(pg_notify('{events.NOTIFY_CHANNEL}',"
-            " 'link:' || d.link_id))"
-            " FROM (SELECT DISTINCT link_id FROM kept) d) AS notified FROM kept",
+            f" SELECT count(*) AS n, {events.notify_links('kept')} AS notified FROM kept",
             *args,
         )
         return 0 if row is None else int(row["n"])
@@ -50,7 +49,7 @@ async def _move_out(conn: Connection, dialect: str, where: str, args: Sequence[o
     # Before the rows go (SQLite's live fan-out tails these events: no notification).
     await conn.execute(
         f"{_EVENTS} SELECT (SELECT l.user_id FROM links l WHERE l.id = messages.link_id),"  # noqa: S608
-        f" link_id, '{events.MESSAGE_FILTERED}', id, CAST($1 AS BIGINT) FROM messages"
+        f" link_id, '{Kind.MESSAGE_FILTERED}', id, CAST($1 AS BIGINT) FROM messages"
         f" WHERE reply_count = 0 AND ({where}) ORDER BY id",
         *args,
     )

@@ -9,7 +9,8 @@ from typing import NamedTuple
 import msgspec
 
 from anonbox.core.database import Connection, Database, Row
-from anonbox.notifications import repository as events
+from anonbox.notifications.outbox import repository as events
+from anonbox.notifications.outbox.schemas import Kind
 
 
 async def posting_target(conn: Connection, link_id: str) -> Row | None:
@@ -70,7 +71,7 @@ _INSERT_MANY = {
     # One statement: the messages, their events (the outbox) and a notification per link
     # (delivered on commit), in one round trip.
     "postgresql": (
-        "WITH m AS ("
+        "WITH m AS ("  # noqa: S608 - the outbox's fragments
         " INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash,"
         " sender_network_hash)"
         " SELECT r.id, l.id, r.content, r.created_at, r.sender_epoch, r.sender_hash,"
@@ -80,12 +81,8 @@ _INSERT_MANY = {
         " AS r(id, link_id, content, created_at, sender_epoch, sender_hash, sender_network_hash)"
         " JOIN links l ON l.id = r.link_id"
         " RETURNING id, link_id, created_at),"
-        " e AS ("
-        " INSERT INTO events (user_id, link_id, kind, message_id, created_at)"
-        " SELECT l.user_id, m.link_id, 'message.created', m.id, m.created_at"
-        " FROM m JOIN links l ON l.id = m.link_id ORDER BY m.id)"
-        " SELECT m.id, (SELECT count(pg_notify('anonbox_events', 'link:' || d.link_id))"
-        " FROM (SELECT DISTINCT link_id FROM m) d) AS notified FROM m"
+        f" e AS ( {events.message_created_events('m')})"
+        f" SELECT m.id, {events.notify_links('m')} AS notified FROM m"
     ),
 }
 
@@ -247,7 +244,7 @@ async def _delete_telling(
             " RETURNING id),"
             f" told AS ({events.INSERT_MESSAGE_EVENTS}"
             " SELECT (SELECT user_id FROM links WHERE id = $1), CAST($1 AS VARCHAR(16)),"
-            f" '{events.MESSAGE_DELETED}',"
+            f" '{Kind.MESSAGE_DELETED}',"
             f" id, {at} FROM gone ORDER BY id)"
             " SELECT count(*) AS n FROM gone",
             *args,
@@ -261,7 +258,7 @@ async def _delete_telling(
     await conn.execute(
         f"{events.INSERT_MESSAGE_EVENTS}"  # noqa: S608 - constant kinds and ours
         " SELECT (SELECT user_id FROM links WHERE id = $1), CAST($1 AS VARCHAR(16)),"
-        f" '{events.MESSAGE_DELETED}',"
+        f" '{Kind.MESSAGE_DELETED}',"
         f" id, {at} FROM messages WHERE link_id = $1 AND ({where}) ORDER BY id",
         *args,
         now,
@@ -316,7 +313,7 @@ _ADD_REPLY_PG = (
     "WITH m AS (" + _COUNT_OWNED_REPLY + " RETURNING id, link_id),"  # noqa: S608 - constants
     " r AS (INSERT INTO replies (id, message_id, content, created_at)"
     " SELECT $4, m.id, $5, $6 FROM m),"
-    " e AS (INSERT INTO events (user_id, link_id, kind, message_id, reply_id, created_at)"
+    f" e AS ({events.INSERT_EVENTS}"
     " SELECT $3, m.link_id, $7, m.id, $4, $6 FROM m)"
     " SELECT pg_notify($8, 'link:' || m.link_id) FROM m"
 )
@@ -343,7 +340,7 @@ async def add_reply(
             reply_id,
             content,
             created_at,
-            events.REPLY_CREATED,
+            Kind.REPLY_CREATED,
             events.NOTIFY_CHANNEL,
         )
         return added is not None
@@ -356,7 +353,7 @@ async def add_reply(
         await events.record(
             tx,
             db.dialect,
-            kind=events.REPLY_CREATED,
+            kind=Kind.REPLY_CREATED,
             link_id=link_id,
             message_id=message_id,
             reply_id=reply_id,

@@ -30,7 +30,8 @@ from anonbox.messages.schemas import (
     ReplyOut,
     ReplyPage,
 )
-from anonbox.notifications import repository as events
+from anonbox.notifications.outbox import repository as events
+from anonbox.notifications.outbox.schemas import Kind
 from anonbox.safety.gate import Admission, Gate
 from anonbox.safety.pace import WritePace
 from anonbox.safety.schemas import IPAddress
@@ -289,7 +290,7 @@ async def delete_message(db: Database, *, link_id: str, message_id: str) -> None
         await events.record(
             tx,
             db.dialect,
-            kind=events.MESSAGE_DELETED,
+            kind=Kind.MESSAGE_DELETED,
             link_id=link_id,
             message_id=message_id,
             reply_id=None,

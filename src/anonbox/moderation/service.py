@@ -37,7 +37,8 @@ from anonbox.moderation.schemas import (
     ReportReceipt,
     ReportStatus,
 )
-from anonbox.notifications import repository as events
+from anonbox.notifications.outbox import repository as events
+from anonbox.notifications.outbox.schemas import Kind
 from anonbox.safety.gate import Gate
 from anonbox.safety.schemas import BlockOut, IPAddress, MessageSender, MutedWords
 from anonbox.safety.service import MAX_MUTED_WORDS, block, checked_word, move_muted, sender_of
@@ -129,7 +130,7 @@ async def report_message(
                 await events.record(
                     tx,
                     db.dialect,
-                    kind=events.MESSAGE_REPORTED,
+                    kind=Kind.MESSAGE_REPORTED,
                     link_id=link_id,
                     message_id=message_id,
                     reply_id=None,

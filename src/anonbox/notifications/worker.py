@@ -23,10 +23,10 @@ from anonbox.core.database import Database
 from anonbox.core.mail import Mailer
 from anonbox.core.settings import Settings
 from anonbox.notifications.courier import Dispatcher
-from anonbox.notifications.email_notices import EmailCourier, EmailNoticeChannel
-from anonbox.notifications.push import PushChannel, PushCourier
-from anonbox.notifications.relay import BATCH, Relay
-from anonbox.notifications.webhooks import WebhookChannel, WebhookCourier
+from anonbox.notifications.email.delivery import EmailCourier, EmailNoticeChannel
+from anonbox.notifications.outbox.relay import BATCH, Relay
+from anonbox.notifications.push.delivery import PushChannel, PushCourier
+from anonbox.notifications.webhooks.delivery import WebhookChannel, WebhookCourier
 
 logger = logging.getLogger("anonbox.notifications")
 

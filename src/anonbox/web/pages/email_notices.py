@@ -1,4 +1,4 @@
-"""Page routes of e-mail notices, through the API's service (``notifications.email_service``):
+"""Page routes of e-mail notices, through the API's service (``notifications.email.service``):
 the form on the notifications page (``web.pages.notifications`` shows it), and the two pages a
 mail links to, which a person opens in a browser: confirming the address, and stopping
 notices. The stop page's URL is also every notice's ``List-Unsubscribe``: a mail program
@@ -15,15 +15,15 @@ from litestar.types import ControllerRouterHandler
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import FieldProblem, NotFound, ValidationFailed
 from anonbox.core.i18n import N_, _
-from anonbox.notifications import email_service
-from anonbox.notifications.email_notices import (
+from anonbox.notifications.email import service as email_service
+from anonbox.notifications.email.delivery import (
     CONFIRM_PAGE,
     SETTINGS_PAGE,
     UNSUBSCRIBE_PAGE,
     unsubscribe_token_valid,
 )
-from anonbox.notifications.email_router import MailerDep, Token, provide_mailer
-from anonbox.notifications.email_schemas import MODES
+from anonbox.notifications.email.router import MailerDep, Token, provide_mailer
+from anonbox.notifications.email.schemas import MODES
 from anonbox.web.infra.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
 from anonbox.web.infra.forms import redirect_to, text_field
 

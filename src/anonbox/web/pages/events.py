@@ -4,7 +4,7 @@ word or a block added later), so that an open tab drops them. A removal names th
 message and whether it went to the folder, nothing else: not why, and nothing about
 its sender.
 
-A stream waits on its process's hub (``notifications.fanout``) for its link and its
+A stream waits on its process's hub (``notifications.outbox.fanout``) for its link and its
 sign-in session: it reads the database only when woken, so an idle stream costs no
 query, and every instance's commits reach it. Open streams are capped per sign-in
 session; a stream re-checks its session whenever it is woken, so it ends as soon as the
@@ -31,8 +31,10 @@ from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import RateLimited
 from anonbox.core.ids import is_ulid
 from anonbox.messages import inbox
-from anonbox.notifications import repository as events
-from anonbox.notifications.fanout import Hub, HubDep
+from anonbox.notifications.outbox import repository as events
+from anonbox.notifications.outbox.dependencies import HubDep
+from anonbox.notifications.outbox.fanout import Hub
+from anonbox.notifications.outbox.schemas import Kind
 from anonbox.web.infra.dependencies import OwnedPageLink, SignedInBrowser, signed_in_pages
 from anonbox.web.infra.session import carry_renewal
 
@@ -99,7 +101,7 @@ async def _stream(
 
 def _removal(row: Row) -> ServerSentEventMessage:
     """No ``id``: the browser's Last-Event-ID stays the newest message it was given."""
-    data = {"id": row["message_id"], "filtered": row["kind"] == events.MESSAGE_FILTERED}
+    data = {"id": row["message_id"], "filtered": row["kind"] == Kind.MESSAGE_FILTERED}
     return ServerSentEventMessage(data=msgspec.json.encode(data).decode(), event="removed")
 
 

@@ -19,9 +19,9 @@ from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import Conflict, Forbidden, ValidationFailed
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
-from anonbox.notifications import email_service
-from anonbox.notifications import service as notifications
-from anonbox.notifications.schemas import EVENT_KINDS
+from anonbox.notifications.email import service as email_service
+from anonbox.notifications.webhooks import service as notifications
+from anonbox.notifications.webhooks.schemas import EVENT_KINDS
 from anonbox.web.infra.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
 from anonbox.web.infra.forms import dashboard_page, redirect_to, text_field
 from anonbox.web.infra.routing import readable

@@ -19,8 +19,8 @@ from anonbox.auth import service as accounts
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import FieldProblem, ValidationFailed
 from anonbox.core.paths import RowId
-from anonbox.notifications import push_service
-from anonbox.notifications.push_schemas import PushSubscriptionIn
+from anonbox.notifications.push import service as push_service
+from anonbox.notifications.push.schemas import PushSubscriptionIn
 from anonbox.web.infra.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
 from anonbox.web.infra.forms import dashboard_page, redirect_to, text_field
 from anonbox.web.infra.routing import HERE

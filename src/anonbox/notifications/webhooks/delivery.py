@@ -35,7 +35,6 @@ from anonbox.core.database import Connection, Database, Row
 from anonbox.core.errors import FieldProblem, Forbidden, ValidationFailed
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
-from anonbox.notifications import repository
 from anonbox.notifications.courier import DeliveryRows, Outcome, backoff_seconds
 from anonbox.notifications.destinations import (
     MAX_URL_CHARACTERS,
@@ -45,7 +44,9 @@ from anonbox.notifications.destinations import (
     pinned_target,
     well_formed,
 )
-from anonbox.notifications.relay import Event
+from anonbox.notifications.outbox.repository import message_texts
+from anonbox.notifications.outbox.schemas import Event, Kind
+from anonbox.notifications.webhooks import repository
 
 logger = logging.getLogger("anonbox.notifications")
 
@@ -75,9 +76,9 @@ def check_url(url: str, *, allow_private: bool) -> None:
 
 def _payload(event: Event, texts: dict[str, str]) -> dict[str, object]:
     data: dict[str, object] = {"link_id": event.link_id, "message_id": event.message_id}
-    if event.kind == "message.created" and event.message_id in texts:
+    if event.kind == Kind.MESSAGE_CREATED and event.message_id in texts:
         data["message_content"] = texts[event.message_id]
-    if event.kind == "reply.created" and event.reply_id is not None:
+    if event.kind == Kind.REPLY_CREATED and event.reply_id is not None:
         data["reply_id"] = event.reply_id
         if event.reply_id in texts:
             data["reply_content"] = texts[event.reply_id]
@@ -94,9 +95,9 @@ class WebhookChannel:
         endpoints = await repository.enabled_endpoints(conn, [e.user_id for e in events])
         if not endpoints:
             return
-        texts = await repository.message_texts(
+        texts = await message_texts(
             conn,
-            [e.message_id for e in events if e.kind == "message.created"],
+            [e.message_id for e in events if e.kind == Kind.MESSAGE_CREATED],
             [e.reply_id for e in events if e.reply_id is not None],
         )
         now = now_us()

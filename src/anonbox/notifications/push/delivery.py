@@ -37,7 +37,6 @@ from anonbox.core.errors import FieldProblem, ValidationFailed
 from anonbox.core.i18n import N_, _, use_locale
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
-from anonbox.notifications import push_repository as repository
 from anonbox.notifications.courier import DeliveryRows, Outcome, backoff_seconds
 from anonbox.notifications.destinations import (
     LOCAL_PUSH_ENDPOINT,
@@ -48,8 +47,9 @@ from anonbox.notifications.destinations import (
     pinned_target,
     well_formed,
 )
-from anonbox.notifications.relay import Event
-from anonbox.notifications.repository import message_texts
+from anonbox.notifications.outbox.repository import message_texts
+from anonbox.notifications.outbox.schemas import Event, Kind
+from anonbox.notifications.push import repository
 
 logger = logging.getLogger("anonbox.notifications")
 
@@ -123,7 +123,7 @@ class PushChannel:
     name = "push"
 
     async def accept(self, conn: Connection, events: Sequence[Event]) -> None:
-        created = [e for e in events if e.kind == "message.created"]
+        created = [e for e in events if e.kind == Kind.MESSAGE_CREATED]
         if not created:
             return
         subscriptions = await repository.subscriptions_for(conn, [e.user_id for e in created])

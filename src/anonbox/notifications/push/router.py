@@ -1,5 +1,5 @@
 """HTTP endpoints for Web Push: the service's VAPID key, a creator's device subscriptions
-(``notifications.push`` sends them)."""
+(``push.delivery`` sends them)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from anonbox.core.envelope import (
     error_responses,
 )
 from anonbox.core.paths import RowId
-from anonbox.notifications import push_service as service
-from anonbox.notifications.push_schemas import (
+from anonbox.notifications.push import service
+from anonbox.notifications.push.schemas import (
     PushKeyOut,
     PushSubscriptionIn,
     PushSubscriptionList,

@@ -13,8 +13,8 @@ from anonbox.core.errors import NotFound, ServiceUnavailable
 from anonbox.core.i18n import _, use_locale
 from anonbox.core.mail import Mailer, compose
 from anonbox.core.settings import Settings
-from anonbox.notifications import email_repository as repository
-from anonbox.notifications.email_notices import (
+from anonbox.notifications.email import repository
+from anonbox.notifications.email.delivery import (
     CONFIRM_PAGE,
     confirmation_token,
     confirmation_token_valid,
@@ -22,7 +22,7 @@ from anonbox.notifications.email_notices import (
     token_user,
     unsubscribe_token_valid,
 )
-from anonbox.notifications.email_schemas import AddressState, EmailNoticesOut, Mode
+from anonbox.notifications.email.schemas import AddressState, EmailNoticesOut, Mode
 
 RESEND_AFTER_US = 60 * 1_000_000  # choosing again within a minute mails no second link
 _NO_MAIL = "E-mail cannot be sent from this server (ANONBOX_SMTP_URL is not set)"

@@ -12,8 +12,9 @@ from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
 from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from anonbox.core.ids import new_ulid
-from anonbox.notifications import repository
-from anonbox.notifications.schemas import (
+from anonbox.notifications.webhooks import repository
+from anonbox.notifications.webhooks.delivery import check_url
+from anonbox.notifications.webhooks.schemas import (
     EVENT_KINDS,
     TEST_EVENT,
     DeliveryList,
@@ -21,7 +22,6 @@ from anonbox.notifications.schemas import (
     WebhookList,
     WebhookOut,
 )
-from anonbox.notifications.webhooks import check_url
 
 MAX_ENDPOINTS = 10
 DELIVERIES_SHOWN = 50

@@ -31,15 +31,12 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Annotated
 
 import asyncpg
-from litestar.datastructures import State
-from litestar.params import Dependency
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import Database, driver_url
-from anonbox.notifications import repository
+from anonbox.notifications.outbox import repository
 
 logger = logging.getLogger("anonbox.notifications")
 
@@ -147,9 +144,7 @@ class ListenerFeed:
         is lost; a notification that does not go out in time counts as a loss."""
         while not lost.is_set():
             sent_at = time.monotonic()
-            await conn.execute(
-                "SELECT pg_notify($1, $2)", self._echo_channel, repr(sent_at), timeout=5
-            )
+            await repository.echo(conn, self._echo_channel, repr(sent_at), within=5)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(lost.wait(), CONFIRM_SECONDS)
 
@@ -188,11 +183,3 @@ def feed_for(db: Database, database_url: str, hub: Hub) -> ListenerFeed | TailFe
     if db.dialect == "postgresql":
         return ListenerFeed(database_url, hub)
     return TailFeed(db, hub)
-
-
-def provide_hub(state: State) -> Hub:
-    hub: Hub = state.hub
-    return hub
-
-
-HubDep = Annotated[Hub, Dependency(skip_validation=True)]

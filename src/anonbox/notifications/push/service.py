@@ -9,9 +9,9 @@ from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
 from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from anonbox.core.ids import new_ulid
-from anonbox.notifications import push_repository as repository
-from anonbox.notifications.push import check_endpoint, vapid_keys
-from anonbox.notifications.push_schemas import (
+from anonbox.notifications.push import repository
+from anonbox.notifications.push.delivery import check_endpoint, vapid_keys
+from anonbox.notifications.push.schemas import (
     PushKeyOut,
     PushSubscriptionIn,
     PushSubscriptionList,

@@ -1,4 +1,4 @@
-"""HTTP endpoints for e-mail notices (``notifications.email_notices`` mails them)."""
+"""HTTP endpoints for e-mail notices (``email.delivery`` mails them)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from anonbox.auth.dependencies import Creator
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import BODY_ERRORS, OK, AnyRequest, Envelope, envelope, error_responses
 from anonbox.core.mail import Mailer
-from anonbox.notifications import email_service as service
-from anonbox.notifications.email_notices import CONFIRM_PATH, UNSUBSCRIBE_PATH
-from anonbox.notifications.email_schemas import EmailNoticesIn, EmailNoticesOut
+from anonbox.notifications.email import service
+from anonbox.notifications.email.delivery import CONFIRM_PATH, UNSUBSCRIBE_PATH
+from anonbox.notifications.email.schemas import EmailNoticesIn, EmailNoticesOut
 
 _TAGS = ["notifications"]
 Token = Annotated[

@@ -1,7 +1,7 @@
 """The relay: hands the outbox's events to the channels, in order, at least once.
 
 Events are written in the transaction of what they tell about
-(``notifications.repository``). The relay takes those not yet handed over, oldest first,
+(``outbox.repository``). The relay takes those not yet handed over, oldest first,
 and gives them to every channel inside one transaction that also marks them handed: a
 channel records its own deliveries there (a row per webhook endpoint, per device…), so
 an event is either handed to all channels or to none, and a crash in between hands it
@@ -13,28 +13,17 @@ single writer does the same. Handed events are purged after ``KEEP_SECONDS``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import Connection, Database
-from anonbox.notifications import repository
+from anonbox.notifications.outbox import repository
+from anonbox.notifications.outbox.schemas import Event
 
 BATCH = 200
 KEEP_SECONDS = 600  # handed events stay this long (SQLite's live fan-out tails them)
 _RELAY_LOCK = 0x616E6F6E  # "anon": the advisory lock the relays take turns with
 _US = 1_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    seq: int
-    user_id: str
-    link_id: str
-    kind: str
-    message_id: str
-    reply_id: str | None
-    created_at: int
 
 
 class Channel(Protocol):
@@ -60,10 +49,8 @@ class Relay:
         if not await repository.any_pending(self._db):  # a read: no write lock for nothing
             return 0
         async with self._db.transaction() as tx:
-            if self._db.dialect == "postgresql":
-                turn = await tx.fetchrow("SELECT pg_try_advisory_xact_lock($1) AS ok", _RELAY_LOCK)
-                if turn is None or not turn["ok"]:
-                    return 0
+            if self._db.dialect == "postgresql" and not await repository.take_turn(tx, _RELAY_LOCK):
+                return 0
             rows = await repository.pending(tx, BATCH)
             if not rows:
                 return 0

@@ -1,7 +1,7 @@
 """E-mail notices: the channel that records them, and the worker that mails them.
 
 A creator chooses ``immediately``, an ``hourly`` or ``daily`` digest, or ``off`` (the
-default), and notices go only to an address confirmed for them (``email_service``). The
+default), and notices go only to an address confirmed for them (``email.service``). The
 channel writes a notice per new message in the relay's transaction, due now or at the
 end of its digest period; the sender mails each creator's due notices as one mail. A
 mail says "New anonymous message" and what the creator's own inbox shows (the text),
@@ -28,10 +28,10 @@ from anonbox.core.i18n import _, ngettext, use_locale
 from anonbox.core.ids import new_ulid
 from anonbox.core.mail import Mailer, compose
 from anonbox.core.settings import Settings
-from anonbox.notifications import email_repository as repository
 from anonbox.notifications.courier import Outcome, backoff_seconds
-from anonbox.notifications.relay import Event
-from anonbox.notifications.repository import MESSAGE_CREATED, message_texts
+from anonbox.notifications.email import repository
+from anonbox.notifications.outbox.repository import message_texts
+from anonbox.notifications.outbox.schemas import Event, Kind
 
 logger = logging.getLogger("anonbox.notifications")
 
@@ -124,7 +124,7 @@ class EmailNoticeChannel:
         self._timing = NoticeTiming.from_settings(settings)
 
     async def accept(self, conn: Connection, events: Sequence[Event]) -> None:
-        created = [e for e in events if e.kind == MESSAGE_CREATED]
+        created = [e for e in events if e.kind == Kind.MESSAGE_CREATED]
         if not created:
             return
         modes = await repository.subscribers(conn, [e.user_id for e in created])

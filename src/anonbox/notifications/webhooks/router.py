@@ -1,4 +1,4 @@
-"""HTTP endpoints for a creator's webhooks (``notifications.webhooks`` delivers them)."""
+"""HTTP endpoints for a creator's webhooks (``webhooks.delivery`` makes them)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from anonbox.core.envelope import (
     error_responses,
 )
 from anonbox.core.paths import RowId
-from anonbox.notifications import service
-from anonbox.notifications.schemas import (
+from anonbox.notifications.webhooks import service
+from anonbox.notifications.webhooks.schemas import (
     DeliveryList,
     DeliveryOut,
     WebhookIn,

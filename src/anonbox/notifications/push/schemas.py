@@ -25,7 +25,7 @@ class PushKeys(msgspec.Struct, forbid_unknown_fields=True):
 class PushSubscriptionIn(msgspec.Struct):
     """A browser's ``PushSubscription.toJSON()``, and whether to show first words."""
 
-    # Documented here, checked in the service (``push.check_endpoint``), where a test setup
+    # Documented here, checked in the service (``push.delivery.check_endpoint``), where a test setup
     # may also allow http.
     endpoint: Annotated[
         str,

@@ -9,15 +9,18 @@ from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
 from anonbox.notifications.destinations import MAX_URL_CHARACTERS, WEBHOOK_URL
+from anonbox.notifications.outbox.schemas import Kind
 
-# The events a webhook may receive; ``webhook.test`` is only ever sent on request.
+# The events a webhook may receive, of the outbox's kinds (``outbox.schemas.Kind``: all but
+# ``message.filtered``); ``webhook.test`` is only ever sent on request.
 EventKind = Literal["message.created", "reply.created", "message.deleted", "message.reported"]
 EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
+assert set(EVENT_KINDS) <= set(Kind), "a webhook event the outbox never holds"
 TEST_EVENT = "webhook.test"
 
 
 class WebhookIn(msgspec.Struct, forbid_unknown_fields=True):
-    # Documented here, checked in the service (``webhooks.check_url``).
+    # Documented here, checked in the service (``webhooks.delivery.check_url``).
     url: Annotated[
         str,
         KwargDefinition(min_length=1, max_length=MAX_URL_CHARACTERS, pattern=WEBHOOK_URL),

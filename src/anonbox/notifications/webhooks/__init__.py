@@ -1,0 +1,1 @@
+"""Signed webhooks: a creator's endpoints, and the deliveries made to them."""
