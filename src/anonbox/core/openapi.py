@@ -62,3 +62,15 @@ def document_retry_after(document: OpenAPI) -> OpenAPI:
                         )
                     }
     return document
+
+
+def keep_component_names(module: str, *types: type) -> None:
+    """Keep the OpenAPI names of the envelopes of ``types``, which moved out of ``module``.
+
+    Litestar names a response's envelope component after its data type's module
+    (``Envelope_typing.Literal_200_anonbox.safety.blocks.BlockList_``), so moving a type
+    would rename a component that clients generate code from. A module that calls this
+    does without ``from __future__ import annotations``: msgspec would look its string
+    annotations up in ``module``, which is gone."""
+    for moved in types:
+        moved.__module__ = module

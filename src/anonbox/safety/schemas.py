@@ -13,6 +13,7 @@ import msgspec
 from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
+from anonbox.core.openapi import keep_component_names
 from anonbox.core.text import TEXT_PATTERN
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -124,10 +125,5 @@ class MutedWords:
 
 NO_MUTED_WORDS = MutedWords.of([])
 
-# The OpenAPI document names a response's envelope after the module of its data's type
-# (``Envelope_typing.Literal_200_anonbox.safety.blocks.BlockList_``). These were published
-# from ``safety.blocks`` and ``safety.mutes``, and keep the names clients know. (Why this
-# module does without ``from __future__ import annotations``: type hints written as strings
-# are looked up in the module a class names, and these name one that is gone.)
-BlockOut.__module__ = BlockList.__module__ = "anonbox.safety.blocks"
-MutedWordOut.__module__ = MutedWordList.__module__ = "anonbox.safety.mutes"
+keep_component_names("anonbox.safety.blocks", BlockOut, BlockList)
+keep_component_names("anonbox.safety.mutes", MutedWordOut, MutedWordList)

@@ -1,10 +1,10 @@
 """What the e-mail notice endpoints of the API take and answer."""
 
-from __future__ import annotations
-
 from typing import Literal, get_args
 
 import msgspec
+
+from anonbox.core.openapi import keep_component_names
 
 Mode = Literal["off", "immediately", "hourly", "daily"]
 MODES: tuple[Mode, ...] = get_args(Mode)
@@ -22,3 +22,7 @@ class EmailNoticesOut(msgspec.Struct):
     address: str  # the account's address: the only one notices go to
     address_state: AddressState
     active: bool  # notices are being mailed: a mode other than off, to a confirmed address
+
+
+# Published from ``notifications.email_schemas`` before it was split (core/openapi.py).
+keep_component_names("anonbox.notifications.email_schemas", EmailNoticesOut)

@@ -1,13 +1,12 @@
 """What the Web Push endpoints of the API take and answer."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import msgspec
 from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
+from anonbox.core.openapi import keep_component_names
 from anonbox.notifications.destinations import MAX_URL_CHARACTERS, PUSH_ENDPOINT
 
 # Base64url, padded or not: an uncompressed P-256 point (65 bytes, the first 0x04, so its
@@ -50,3 +49,9 @@ class PushSubscriptionList(msgspec.Struct):
 
 class PushKeyOut(msgspec.Struct):
     public_key: str  # the applicationServerKey for PushManager.subscribe, base64url
+
+
+# Published from ``notifications.push_schemas`` before it was split (core/openapi.py).
+keep_component_names(
+    "anonbox.notifications.push_schemas", PushSubscriptionOut, PushSubscriptionList, PushKeyOut
+)

@@ -1,13 +1,12 @@
 """What the webhook endpoints of the API take and answer."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal, get_args
 
 import msgspec
 from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
+from anonbox.core.openapi import keep_component_names
 from anonbox.notifications.destinations import MAX_URL_CHARACTERS, WEBHOOK_URL
 from anonbox.notifications.outbox.schemas import Kind
 
@@ -59,3 +58,9 @@ class DeliveryOut(msgspec.Struct):
 
 class DeliveryList(msgspec.Struct):
     items: list[DeliveryOut]
+
+
+# Published from ``notifications.schemas`` before it was split (core/openapi.py).
+keep_component_names(
+    "anonbox.notifications.schemas", WebhookList, DeliveryList, DeliveryOut, WebhookOut
+)
