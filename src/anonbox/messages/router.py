@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import delete, get, post, put
-from litestar.datastructures import State
 from litestar.di import Provide
-from litestar.params import Dependency, Parameter
+from litestar.params import Parameter
 
 from anonbox.auth.dependencies import OPTIONAL_SECURITY, SECURITY
 from anonbox.auth.service import Principal
@@ -23,10 +22,10 @@ from anonbox.core.envelope import (
     error_responses,
 )
 from anonbox.core.paths import Cursor, Limit, LinkId, RowId
-from anonbox.core.settings import Settings
 from anonbox.core.text import TEXT_PATTERN
 from anonbox.links.dependencies import ClaimedLink, LinkAccess
 from anonbox.messages import filtered, search, service
+from anonbox.messages.dependencies import LikeWriterDep, PostingDep, provide_likes, provide_posting
 from anonbox.messages.inbox import InboxFilter
 from anonbox.messages.schemas import (
     Deleted,
@@ -79,36 +78,6 @@ WantsReceipt = Annotated[
 ]
 
 
-def provide_posting(state: State) -> service.Posting:
-    """What an anonymous post needs, gathered once per process on first use.
-
-    One dependency rather than four: Litestar resolves sibling dependencies as concurrent
-    tasks, which on this, the busiest path, cost more than the rest of the routing.
-    """
-    posting: service.Posting | None = state.get("posting")
-    if posting is None:
-        settings: Settings = state.settings
-        posting = state.posting = service.Posting(
-            db=state.db,
-            gate=state.gate,
-            writer=service.message_writer(state.db),
-            trusted_proxies=settings.trusted_proxies,
-        )
-    return posting
-
-
-def provide_likes(state: State) -> service.LikeWriter:
-    """The process's like writer (``service.like_writer``), made on first use; the API and
-    the pages share it."""
-    likes: service.LikeWriter | None = state.get("likes")
-    if likes is None:
-        likes = state.likes = service.like_writer(state.db)
-    return likes
-
-
-LikeWriterDep = Annotated[service.LikeWriter, Dependency(skip_validation=True)]
-
-
 @post(
     "/message/{link_id:str}",
     status_code=201,
@@ -121,7 +90,7 @@ async def create_message(
     request: AnyRequest,
     link_id: LinkId,
     data: MessageIn,
-    posting: Annotated[service.Posting, Dependency(skip_validation=True)],
+    posting: PostingDep,
     idempotency_key: IdempotencyKey = None,
     proof: ProofOfWork = None,
     receipt: WantsReceipt = False,

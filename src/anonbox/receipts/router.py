@@ -6,7 +6,7 @@ from typing import Annotated
 
 from litestar import get, post
 from litestar.di import Provide
-from litestar.params import Dependency, Parameter
+from litestar.params import Parameter
 
 from anonbox.core.client import client_address
 from anonbox.core.dependencies import DB
@@ -19,8 +19,7 @@ from anonbox.core.envelope import (
     envelope,
     error_responses,
 )
-from anonbox.messages import service as messages
-from anonbox.messages.router import provide_posting
+from anonbox.messages.dependencies import PostingDep, provide_posting
 from anonbox.messages.schemas import MessageIn, MessageOut
 from anonbox.receipts import service
 from anonbox.receipts.schemas import ReceiptOut
@@ -67,7 +66,7 @@ async def send_follow_up(
     request: AnyRequest,
     token: Token,
     data: MessageIn,
-    posting: Annotated[messages.Posting, Dependency(skip_validation=True)],
+    posting: PostingDep,
     proof: Annotated[
         str | None,
         Parameter(

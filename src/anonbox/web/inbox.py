@@ -28,7 +28,7 @@ from anonbox.core.settings import Settings
 from anonbox.links import service as links
 from anonbox.messages import filtered, inbox
 from anonbox.messages import service as messages
-from anonbox.messages.router import LikeWriterDep, provide_likes
+from anonbox.messages.dependencies import LikeWriterDep, provide_likes
 from anonbox.safety import blocks
 from anonbox.safety.gate import Gate, GateDep
 from anonbox.web.dependencies import OwnedLink, SignedInBrowser, SignedInForm, signed_in_pages

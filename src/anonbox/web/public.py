@@ -12,12 +12,11 @@ import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Response, get, post
 from litestar.di import Provide
 from litestar.exceptions import NotFoundException
-from litestar.params import Dependency
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
@@ -34,7 +33,7 @@ from anonbox.links.availability import NO_LINK
 from anonbox.links.schemas import PublicLink
 from anonbox.messages import service as messages
 from anonbox.messages.content import MAX_CHARACTERS
-from anonbox.messages.router import provide_posting
+from anonbox.messages.dependencies import PostingDep, provide_posting
 from anonbox.messages.schemas import InboxItem, ReplyOut
 from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import ReceiptLink
@@ -80,8 +79,6 @@ def too_fast(retry_after: int) -> str:
         retry_after,
     )
 
-
-Posting = Annotated[messages.Posting, Dependency(skip_validation=True)]
 
 # Carries a form post's receipt token to the page it redirects to, once: the token is a
 # credential, so it travels in an HttpOnly cookie for a few minutes, never in an address.
@@ -248,7 +245,7 @@ async def send_page(
     dependencies={"posting": Provide(provide_posting, sync_to_thread=False)},
 )
 async def send_from_form(
-    request: AnyRequest, link_id: str, db: DB, settings: AppSettings, posting: Posting
+    request: AnyRequest, link_id: str, db: DB, settings: AppSettings, posting: PostingDep
 ) -> Response[Any]:
     """The send form without JavaScript: post, then redirect to the page (post/redirect/get)."""
     link = await public_link(db, link_id)

@@ -9,11 +9,10 @@ only when the sender shares it.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Response, get, post
 from litestar.di import Provide
-from litestar.params import Dependency
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
@@ -26,15 +25,13 @@ from anonbox.core.settings import Settings
 from anonbox.links import service as links
 from anonbox.messages import service as messages
 from anonbox.messages.content import MAX_CHARACTERS
-from anonbox.messages.router import provide_posting
+from anonbox.messages.dependencies import PostingDep, provide_posting
 from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import ReceiptOut
 from anonbox.safety.flood import ProofOfWorkRequired
 from anonbox.web.public import character_count, problem_text, too_fast
 from anonbox.web.routing import error_page, readable, site_url
 from anonbox.web.security import CSRF_FIELD, checked_form, csrf_token, set_csrf_cookie
-
-Posting = Annotated[messages.Posting, Dependency(skip_validation=True)]
 
 RECEIPT_HEADERS = {
     "Cache-Control": "no-store",
@@ -126,7 +123,7 @@ async def receipt_page(
     dependencies={"posting": Provide(provide_posting, sync_to_thread=False)},
 )
 async def follow_up_from_form(
-    request: AnyRequest, token: str, db: DB, settings: AppSettings, posting: Posting
+    request: AnyRequest, token: str, db: DB, settings: AppSettings, posting: PostingDep
 ) -> Response[Any]:
     """The follow-up form: send, then back to the receipt (post/redirect/get)."""
     form = await checked_form(request)
