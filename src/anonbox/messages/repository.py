@@ -538,3 +538,32 @@ async def replies_page(
     return await conn.fetch(
         _REPLIES + " AND id < $3 ORDER BY id DESC LIMIT $2", message_id, limit, before
     )
+
+
+# A sender's follow-up through their receipt (``service.follow_up``).
+async def withheld(conn: Connection, *, message_id: str, owner_id: str) -> tuple[bool, bool]:
+    """Whether the creator never got this message (it was dropped) or blocked its sender:
+    then a follow-up through its receipt is dropped too, whatever address it comes from;
+    and whether the message waits in the filtered folder: then its follow-up joins it."""
+    row = await conn.fetchrow(
+        "SELECT EXISTS (SELECT 1 FROM dropped_messages WHERE id = $1)"
+        " OR EXISTS (SELECT 1 FROM blocks WHERE message_id = $1"
+        " AND (user_id = $2 OR user_id IS NULL)) AS withheld,"
+        " EXISTS (SELECT 1 FROM filtered_messages WHERE id = $1) AS filtered",
+        message_id,
+        owner_id,
+    )
+    if row is None:
+        return False, False
+    return bool(row["withheld"]), bool(row["filtered"])
+
+
+async def mark_follow_up(conn: Connection, *, message_id: str, original_id: str) -> None:
+    """Thread a stored or filtered follow-up under its original (a dropped one has no row
+    to mark)."""
+    await conn.execute(
+        "UPDATE messages SET follow_up_of = $2 WHERE id = $1", message_id, original_id
+    )
+    await conn.execute(
+        "UPDATE filtered_messages SET follow_up_of = $2 WHERE id = $1", message_id, original_id
+    )

@@ -95,26 +95,15 @@ async def create_message(
     proof: ProofOfWork = None,
     receipt: WantsReceipt = False,
 ) -> Envelope[Created, MessageOut]:
-    address = client_address(request.scope, posting.trusted_proxies)
-    if receipt:
-        message = await receipts.post_with_receipt(
-            posting,
-            site=site_of(request),
-            link_id=link_id,
-            content=data.message_content,
-            address=address,
-            idempotency_key=idempotency_key,
-            proof=proof,
-        )
-    else:
-        message = await service.create_message(
-            posting,
-            link_id=link_id,
-            content=data.message_content,
-            address=address,
-            idempotency_key=idempotency_key,
-            proof=proof,
-        )
+    message = await service.create_message(
+        posting,
+        link_id=link_id,
+        content=data.message_content,
+        address=client_address(request.scope, posting.trusted_proxies),
+        idempotency_key=idempotency_key,
+        proof=proof,
+        receipt_site=site_of(request) if receipt else None,
+    )
     return envelope(request, 201, "Message sent", message)
 
 

@@ -9,8 +9,10 @@ names the link, so a message of another link is not found.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+import msgspec
 
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
@@ -31,6 +33,7 @@ from anonbox.messages.schemas import (
     ReplyPage,
 )
 from anonbox.notifications import repository as events
+from anonbox.receipts import service as receipts
 from anonbox.safety.blocks import sender_of
 from anonbox.safety.gate import Admission, Gate
 from anonbox.safety.pace import WritePace
@@ -98,16 +101,20 @@ async def create_message(
     address: IPAddress | None,
     idempotency_key: str | None = None,
     proof: str | None = None,
-    before_write: Callable[[MessageOut], Awaitable[None]] | None = None,
+    receipt_site: str | None = None,
 ) -> MessageOut:
     """Store an anonymous message, keep it in the link's filtered folder, or drop it
     silently, as the gate and the link's ``muted`` setting say (see
-    ``repository.FilteredMessage`` and ``repository.DroppedMessage``).
+    ``repository.FilteredMessage`` and ``repository.DroppedMessage``). The one way in for
+    every anonymous post: the API's and the send page's, with a receipt or without.
 
     With an ``idempotency_key``, a retried post lands once and gets the first answer.
     ``proof`` is the sender's proof of work, needed while the link is under a flood
-    (``safety.flood``). ``before_write`` runs once the post is admitted, before it is
-    written, stored or dropped alike (a sender's receipt: ``receipts.service``).
+    (``safety.flood``). With a ``receipt_site`` (where people reach this service: the
+    sender asked for a receipt), the answer carries a receipt (``receipts.service``),
+    written once the post is admitted and before it is, stored or dropped alike: if that
+    fails, nothing is stored; if the post fails after, a receipt no one was given is left,
+    to expire.
     """
     db, gate = posting.db, posting.gate
     text = normalised_content(content)
@@ -122,7 +129,9 @@ async def create_message(
     if idempotency_key is not None:
         original = await repository.idempotent_original(db, link_id=link_id, key=idempotency_key)
         if original is not None:
-            return _replayed(original, request_hash, text)
+            return await _with_new_receipt(
+                db, _replayed(original, request_hash, text), link_id, receipt_site
+            )
 
     admission = await gate.admit(
         db,
@@ -134,8 +143,18 @@ async def create_message(
     )
     now = now_us()
     message = MessageOut(id=new_ulid(now), message_content=text, created_at=isoformat_us(now))
-    if before_write is not None:
-        await before_write(message)
+    receipt = None
+    if receipt_site is not None:
+        receipt = await receipts.issue(
+            db,
+            site=receipt_site,
+            link_id=link_id,
+            message_id=message.id,
+            text=text,
+            created_at=message.created_at,
+        )
+        if receipt is None:
+            raise NotFound(_NO_LINK)  # the link was deleted a moment ago
     # A dropped message is written too, as a bare id under its link: the same path, the
     # same commit, so its id answers like a stored one's. A filtered one is a stored row in
     # the link's folder, without an event. Both cost less than a message in the inbox, so
@@ -159,10 +178,30 @@ async def create_message(
                 inbox=inbox,
             )
         except _AlreadyPosted:
-            return await _first_answer(db, link_id, idempotency_key, request_hash, text)
+            first = await _first_answer(db, link_id, idempotency_key, request_hash, text)
+            return await _with_new_receipt(db, first, link_id, receipt_site)
     if not stored:
         raise NotFound(_NO_LINK)  # the link was deleted a moment ago
-    return message
+    return message if receipt is None else msgspec.structs.replace(message, receipt=receipt)
+
+
+async def _with_new_receipt(
+    db: Database, message: MessageOut, link_id: str, receipt_site: str | None
+) -> MessageOut:
+    """The first answer to an Idempotency-Key, replayed: when a receipt is asked for, it
+    gets one with a new token (the first one was presumably lost with that answer), unless
+    that receipt was used."""
+    if receipt_site is None:
+        return message
+    receipt = await receipts.issue(
+        db,
+        site=receipt_site,
+        link_id=link_id,
+        message_id=message.id,
+        text=message.message_content,
+        created_at=message.created_at,
+    )
+    return message if receipt is None else msgspec.structs.replace(message, receipt=receipt)
 
 
 async def _write_keyed(db: Database, row: repository.Post, *, key: str, request_hash: str) -> bool:
@@ -219,6 +258,63 @@ async def _first_answer(
     original = await repository.idempotent_original(db, link_id=link_id, key=key)
     assert original is not None, "the conflicting record is committed"
     return _replayed(original, request_hash, text)
+
+
+async def follow_up(
+    posting: Posting,
+    *,
+    token: str,
+    content: str,
+    address: IPAddress | None,
+    proof: str | None = None,
+) -> MessageOut:
+    """Send a receipt's one follow-up: a new message in the creator's inbox, marked as
+    following the original, through the same gate as any post (limits, flood, blocks,
+    muted words, pause). The receipt (``receipts.service``) is read, and spent in the
+    follow-up's own transaction, by its token alone."""
+    db, gate = posting.db, posting.gate
+    text = normalised_content(content)
+    row, link = await receipts.live(db, token)
+    if link["paused"]:
+        raise LinkPaused("This link is not accepting messages right now")
+    receipts.require_follow_up(row)
+    link_id, original_id, owner_id = row["link_id"], row["message_id"], str(link["user_id"])
+    admission = await gate.admit(
+        db, owner_id=owner_id, link_id=link_id, address=address, text=text, proof=proof
+    )
+    # Asked every time, so that a follow-up takes the same steps whatever the answer.
+    withheld, original_filtered = await repository.withheld(
+        db, message_id=original_id, owner_id=owner_id
+    )
+    now = now_us()
+    message = MessageOut(id=new_ulid(now), message_content=text, created_at=isoformat_us(now))
+    # A follow-up to a message in the filtered folder joins it there (the creator may
+    # restore both); to a dropped one, or one whose sender is blocked, it is dropped too.
+    post = post_row(
+        admission,
+        muted_mode=str(link["muted"]),
+        message_id=message.id,
+        link_id=link_id,
+        text=text,
+        now=now,
+        withheld=withheld,
+        filter_as_well=original_filtered,
+    )
+    sealed = receipts.seal_follow_up(token, text, message.created_at)
+
+    async def write() -> None:
+        async with db.transaction() as tx:
+            await receipts.spend_follow_up(
+                tx, token_hash=row["token_hash"], follow_up_id=message.id, sealed=sealed, now=now
+            )
+            if not await repository.insert_message(tx, db.dialect, post):
+                raise NotFound(_NO_LINK)  # the link was deleted a moment ago
+            await repository.mark_follow_up(tx, message_id=message.id, original_id=original_id)
+
+    # Dropped, filtered or stored, it answers when a stored one would have (``safety.pace``).
+    inbox = isinstance(post, repository.NewMessage)
+    await posting.pace.write("follow-up", write(), inbox=inbox)
+    return message
 
 
 async def reply(

@@ -19,6 +19,7 @@ from anonbox.core.envelope import (
     envelope,
     error_responses,
 )
+from anonbox.messages import service as messages
 from anonbox.messages.dependencies import PostingDep, provide_posting
 from anonbox.messages.schemas import MessageIn, MessageOut
 from anonbox.receipts import service
@@ -77,7 +78,7 @@ async def send_follow_up(
         ),
     ] = None,
 ) -> Envelope[Created, MessageOut]:
-    sent = await service.follow_up(
+    sent = await messages.follow_up(
         posting,
         token=token,
         content=data.message_content,

@@ -257,12 +257,12 @@ async def send_from_form(
     # character (as send.js does): store them as the LF a JSON client would send.
     text = field.replace("\r\n", "\n") if isinstance(field, str) else ""
     try:
-        sent = await receipts.post_with_receipt(
+        sent = await messages.create_message(
             posting,
-            site=site_url(request, settings),
             link_id=link.id,
             content=text,
             address=client_address(request.scope, posting.trusted_proxies),
+            receipt_site=site_url(request, settings),
         )
     except ValidationFailed as exc:
         problem = exc.fields[0].problem if exc.fields else ""

@@ -1,6 +1,7 @@
 """A sender's receipt page at ``/r/{token}``: their message, whether it was answered, the
 answers, and the form for their one follow-up. It goes through the services the JSON API
-uses (``receipts.service``) and works without JavaScript; ``copy.js`` adds a copy button.
+uses (``receipts.service`` to read it, ``messages.service`` to follow up) and works without
+JavaScript; ``copy.js`` adds a copy button.
 
 The token in the address is the sender's only credential: the page is never cached and
 its requests carry the origin only, never the path, so the address leaves the browser
@@ -130,7 +131,7 @@ async def follow_up_from_form(
     field = form.get("message_content")
     text = field.replace("\r\n", "\n") if isinstance(field, str) else ""  # as web.public
     try:
-        await receipts.follow_up(
+        await messages.follow_up(
             posting,
             token=token,
             content=text,
