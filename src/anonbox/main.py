@@ -46,7 +46,7 @@ from anonbox.core.settings import Settings
 from anonbox.links import service as links
 from anonbox.links.dependencies import claimed_link, owned_link, viewed_link
 from anonbox.links.router import ROUTES as LINK_ROUTES
-from anonbox.messages import filtered as filtered_messages
+from anonbox.messages.filtered import service as filtered_messages
 from anonbox.messages.router import ROUTES as MESSAGE_ROUTES
 from anonbox.moderation.router import ROUTES as MODERATION_ROUTES
 from anonbox.notifications.email_router import ROUTES as EMAIL_NOTICE_ROUTES

@@ -259,7 +259,7 @@ def test_messages_filtered_30_days_ago_are_purged(server: Server, api: httpx.Cli
     )
 
     async def purge() -> int:
-        from anonbox.messages.filtered import purge_expired
+        from anonbox.messages.filtered.service import purge_expired
 
         db = await connect(server.database_url)
         try:

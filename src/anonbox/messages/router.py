@@ -22,11 +22,10 @@ from anonbox.core.envelope import (
     error_responses,
 )
 from anonbox.core.paths import Cursor, Limit, LinkId, RowId
-from anonbox.core.text import TEXT_PATTERN
 from anonbox.links.dependencies import ClaimedLink, LinkAccess
-from anonbox.messages import filtered, search, service
+from anonbox.messages import service
 from anonbox.messages.dependencies import LikeWriterDep, PostingDep, provide_likes, provide_posting
-from anonbox.messages.inbox import InboxFilter
+from anonbox.messages.filtered.router import empty_filtered, list_filtered, restore_filtered
 from anonbox.messages.schemas import (
     Deleted,
     InboxPage,
@@ -36,6 +35,7 @@ from anonbox.messages.schemas import (
     ReplyOut,
     ReplyPage,
 )
+from anonbox.messages.search.router import search_messages
 from anonbox.receipts import service as receipts
 from anonbox.receipts.dependencies import site_of
 from anonbox.safety.blocks import BlockOut, block, sender_of
@@ -288,98 +288,6 @@ async def delete_unanswered(
     request: AnyRequest, owned: LinkAccess, db: DB
 ) -> Envelope[OK, Deleted]:
     count = await service.delete_unanswered(db, link_id=owned.link_id)
-    return envelope(request, 200, f"Deleted {count} messages", Deleted(deleted=count))
-
-
-SearchQuery = Annotated[
-    str,
-    Parameter(
-        query="q",
-        # Documented, not checked here: the service says which rule a query breaks.
-        schema_extra={
-            "min_length": 1,
-            "max_length": search.MAX_QUERY_CHARACTERS,
-            "pattern": TEXT_PATTERN,
-        },
-        description="What to look for: 1 to 100 characters (after NFC and trimming), found "
-        "as a substring, case-insensitively, in a message or one of its replies",
-    ),
-]
-SearchFilter = Annotated[
-    InboxFilter,
-    Parameter(query="filter", description="Which of the matching messages: as in the inbox"),
-]
-
-
-@get(
-    "/message/{link_id:str}/search",
-    summary="Search a link's messages and their replies, newest first (creator)",
-    description="A message is found when its text, or the text of one of its replies, "
-    "contains `q`: any script, Japanese and Korean included (no word splitting). Items "
-    "and paging are the inbox's.",
-    responses=_CREATOR_ERRORS,
-    security=SECURITY,
-    tags=["messages"],
-)
-async def search_messages(
-    request: AnyRequest,
-    owned: LinkAccess,
-    db: DB,
-    q: SearchQuery,
-    which: SearchFilter = InboxFilter.ALL,
-    cursor: Cursor = None,
-    limit: Limit = 20,
-) -> Envelope[OK, InboxPage]:
-    page = await search.search(
-        db, link_id=owned.link_id, q=q, which=which, cursor=cursor, limit=limit
-    )
-    return envelope(request, 200, "Messages found", page)
-
-
-@get(
-    "/message/{link_id:str}/filtered",
-    summary="List a link's filtered folder, newest first (creator)",
-    description="Messages caught by muted words (yours or the site's), and a blocked "
-    "sender's messages that were waiting when the block came. Items and paging are the "
-    f"inbox's. Kept {filtered.FOLDER_DAYS} days after they were filtered.",
-    responses=_CREATOR_ERRORS,
-    security=SECURITY,
-    tags=["messages"],
-)
-async def list_filtered(
-    request: AnyRequest, owned: LinkAccess, db: DB, cursor: Cursor = None, limit: Limit = 20
-) -> Envelope[OK, InboxPage]:
-    page = await filtered.folder(db, link_id=owned.link_id, cursor=cursor, limit=limit)
-    return envelope(request, 200, "Filtered messages", page)
-
-
-@post(
-    "/message/{link_id:str}/{message_id:str}/restore",
-    status_code=200,
-    summary="Move a message from the filtered folder back to the inbox (creator)",
-    description="It keeps its id and date; webhooks, push and e-mail hear of it now "
-    "(`message.created`), as of a new message.",
-    responses=_CREATOR_ERRORS,
-    security=SECURITY,
-    tags=["messages"],
-)
-async def restore_filtered(
-    request: AnyRequest, owned: LinkAccess, message_id: RowId, db: DB
-) -> Envelope[OK, None]:
-    await filtered.restore(db, link_id=owned.link_id, message_id=message_id)
-    return envelope(request, 200, "Message restored to the inbox", None)
-
-
-@delete(
-    "/message/{link_id:str}/filtered",
-    status_code=200,
-    summary="Empty a link's filtered folder (creator)",
-    responses=_CREATOR_ERRORS,
-    security=SECURITY,
-    tags=["messages"],
-)
-async def empty_filtered(request: AnyRequest, owned: LinkAccess, db: DB) -> Envelope[OK, Deleted]:
-    count = await filtered.empty(db, link_id=owned.link_id)
     return envelope(request, 200, f"Deleted {count} messages", Deleted(deleted=count))
 
 

@@ -21,8 +21,9 @@ from anonbox.core.groupcommit import GroupCommit
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import IPNetwork
 from anonbox.links.availability import LinkGone, missing_link, require_owner
-from anonbox.messages import filtered_repository, repository
+from anonbox.messages import repository
 from anonbox.messages.content import normalised_content
+from anonbox.messages.filtered import repository as filtered_repository
 from anonbox.messages.inbox import item_of
 from anonbox.messages.schemas import (
     InboxItem,

@@ -29,7 +29,7 @@ from anonbox.core.database import Connection, Database, Row
 from anonbox.core.envelope import Timestamp
 from anonbox.core.errors import Conflict, NotFound
 from anonbox.core.ids import new_ulid
-from anonbox.messages import filtered_repository
+from anonbox.messages.filtered import repository as filtered_repository
 from anonbox.safety.senders import IPAddress, SenderId, SenderKeys
 
 _EXCERPT_CHARACTERS = 120

@@ -38,7 +38,7 @@ from anonbox.core.envelope import Timestamp
 from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from anonbox.core.ids import new_ulid
 from anonbox.core.text import contains_control_characters
-from anonbox.messages import filtered_repository
+from anonbox.messages.filtered import repository as filtered_repository
 
 MAX_WORD_CHARACTERS = 100
 # What a word becomes once folded: NFKC may lengthen it (the column holds 400).
