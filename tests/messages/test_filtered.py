@@ -21,7 +21,7 @@ import pytest
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import connect
-from anonbox.messages import inbox
+from anonbox.messages.inbox import service as inbox
 from anonbox.notifications import repository as events
 from tests.actions import assert_error, inbox_ids, post_reply
 from tests.conftest import Creator, make_creator_in

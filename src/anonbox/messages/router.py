@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import delete, get, post, put
+from litestar import delete, post, put
 from litestar.di import Provide
 from litestar.params import Parameter
 
-from anonbox.auth.dependencies import OPTIONAL_SECURITY, SECURITY
+from anonbox.auth.dependencies import SECURITY
 from anonbox.auth.service import Principal
 from anonbox.core.client import client_address
 from anonbox.core.dependencies import DB
@@ -21,19 +21,18 @@ from anonbox.core.envelope import (
     envelope,
     error_responses,
 )
-from anonbox.core.paths import Cursor, Limit, LinkId, RowId
+from anonbox.core.paths import LinkId, RowId
 from anonbox.links.dependencies import ClaimedLink, LinkAccess
 from anonbox.messages import service
 from anonbox.messages.dependencies import LikeWriterDep, PostingDep, provide_likes, provide_posting
 from anonbox.messages.filtered.router import empty_filtered, list_filtered, restore_filtered
+from anonbox.messages.inbox.router import list_messages, list_replies
 from anonbox.messages.schemas import (
     Deleted,
-    InboxPage,
     LikeState,
     MessageIn,
     MessageOut,
     ReplyOut,
-    ReplyPage,
 )
 from anonbox.messages.search.router import search_messages
 from anonbox.receipts import service as receipts
@@ -107,24 +106,6 @@ async def create_message(
     return envelope(request, 201, "Message sent", message)
 
 
-@get(
-    "/message/{link_id:str}",
-    summary="List a link's messages, newest first",
-    description="The creator (with a credential) sees the whole inbox; anyone else only "
-    "the messages that have at least one reply.",
-    responses=error_responses(400, 401, 403, 404, 503),
-    security=OPTIONAL_SECURITY,
-    tags=["messages"],
-)
-async def list_messages(
-    request: AnyRequest, viewed: LinkAccess, db: DB, cursor: Cursor = None, limit: Limit = 20
-) -> Envelope[OK, InboxPage]:
-    page = await service.inbox(
-        db, link_id=viewed.link_id, cursor=cursor, limit=limit, answered_only=not viewed.is_creator
-    )
-    return envelope(request, 200, "Messages", page)
-
-
 @post(
     "/message/{link_id:str}/{message_id:str}",
     status_code=201,
@@ -144,34 +125,6 @@ async def reply_to_message(
         content=data.message_content,
     )
     return envelope(request, 201, "Reply posted", reply)
-
-
-@get(
-    "/message/{link_id:str}/{message_id:str}",
-    summary="List the replies to a message, newest first",
-    description="Anyone may read the replies of an answered message; an unanswered one "
-    "is visible to its creator only.",
-    responses=error_responses(400, 401, 403, 404, 503),
-    security=OPTIONAL_SECURITY,
-    tags=["messages"],
-)
-async def list_replies(
-    request: AnyRequest,
-    viewed: LinkAccess,
-    message_id: RowId,
-    db: DB,
-    cursor: Cursor = None,
-    limit: Limit = 20,
-) -> Envelope[OK, ReplyPage]:
-    page = await service.replies(
-        db,
-        link_id=viewed.link_id,
-        message_id=message_id,
-        cursor=cursor,
-        limit=limit,
-        is_creator=viewed.is_creator,
-    )
-    return envelope(request, 200, "Replies", page)
 
 
 @put(

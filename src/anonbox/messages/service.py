@@ -24,15 +24,7 @@ from anonbox.links.availability import LinkGone, missing_link, require_owner
 from anonbox.messages import repository
 from anonbox.messages.content import normalised_content
 from anonbox.messages.filtered import repository as filtered_repository
-from anonbox.messages.inbox import item_of
-from anonbox.messages.schemas import (
-    InboxItem,
-    InboxPage,
-    LikeState,
-    MessageOut,
-    ReplyOut,
-    ReplyPage,
-)
+from anonbox.messages.schemas import LikeState, MessageOut, ReplyOut
 from anonbox.notifications import repository as events
 from anonbox.receipts import service as receipts
 from anonbox.safety.blocks import sender_of
@@ -392,47 +384,6 @@ async def delete_message(db: Database, *, link_id: str, message_id: str) -> None
             reply_id=None,
             created_at=now_us(),
         )
-
-
-def _next_cursor(rows: Sequence[Row], limit: int) -> str | None:
-    return str(rows[limit - 1]["id"]) if len(rows) > limit else None
-
-
-async def inbox(
-    db: Database, *, link_id: str, cursor: str | None, limit: int, answered_only: bool
-) -> InboxPage:
-    """The creator sees every message; anyone else only the answered ones."""
-    rows = await repository.inbox_page(
-        db, link_id=link_id, before=cursor, limit=limit + 1, answered_only=answered_only
-    )
-    items = [item_of(row, thread=not answered_only) for row in rows[:limit]]
-    return InboxPage(items=items, next_cursor=_next_cursor(rows, limit))
-
-
-async def answered_message(db: Database, *, link_id: str, message_id: str) -> InboxItem | None:
-    """One message of the link that has a reply (what anyone may see), or None."""
-    row = await repository.answered_message(db, link_id=link_id, message_id=message_id)
-    return None if row is None else item_of(row)
-
-
-async def replies(
-    db: Database, *, link_id: str, message_id: str, cursor: str | None, limit: int, is_creator: bool
-) -> ReplyPage:
-    count = await repository.reply_count(db, link_id=link_id, message_id=message_id)
-    # An unanswered message is private to the creator: to others it does not exist.
-    if count is None or (count == 0 and not is_creator):
-        raise NotFound(_NO_MESSAGE)
-    rows = await repository.replies_page(db, message_id=message_id, before=cursor, limit=limit + 1)
-    items = [
-        ReplyOut(
-            message_id=message_id,
-            reply_message_id=row["id"],
-            message_content=row["content"],
-            created_at=isoformat_us(row["created_at"]),
-        )
-        for row in rows[:limit]
-    ]
-    return ReplyPage(items=items, next_cursor=_next_cursor(rows, limit))
 
 
 async def delete_from_sender_of(db: Database, *, link_id: str, message_id: str) -> int:

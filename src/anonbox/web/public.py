@@ -34,6 +34,7 @@ from anonbox.links.schemas import PublicLink
 from anonbox.messages import service as messages
 from anonbox.messages.content import MAX_CHARACTERS
 from anonbox.messages.dependencies import PostingDep, provide_posting
+from anonbox.messages.inbox import service as inbox
 from anonbox.messages.schemas import InboxItem, ReplyOut
 from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import ReceiptLink
@@ -135,13 +136,13 @@ def _avatar_tone(name: str) -> int:
 
 async def _answers(db: DB, link_id: str, cursor: str | None) -> tuple[list[Answer], str | None]:
     """A page of answered messages, newest first, each with its latest replies."""
-    page = await messages.inbox(
+    page = await inbox.inbox(
         db, link_id=link_id, cursor=cursor, limit=ANSWERS_PER_PAGE, answered_only=True
     )
     answers = []
     for item in page.items:
         try:
-            replies = await messages.replies(
+            replies = await inbox.replies(
                 db,
                 link_id=link_id,
                 message_id=item.id,

@@ -20,7 +20,7 @@ from anonbox.auth import service as accounts
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import ValidationFailed
 from anonbox.core.paths import Cursor
-from anonbox.messages import inbox
+from anonbox.messages.inbox import service as inbox
 from anonbox.messages.search import service as search
 from anonbox.web.dependencies import OwnedLink, SignedInBrowser, signed_in_pages
 from anonbox.web.forms import dashboard_page

@@ -13,7 +13,7 @@ from anonbox.core.envelope import OK, AnyRequest, Envelope, envelope, error_resp
 from anonbox.core.paths import Cursor, Limit
 from anonbox.core.text import TEXT_PATTERN
 from anonbox.links.dependencies import LinkAccess
-from anonbox.messages.inbox import InboxFilter
+from anonbox.messages.inbox.schemas import InboxFilter
 from anonbox.messages.schemas import InboxPage
 from anonbox.messages.search import service as search
 

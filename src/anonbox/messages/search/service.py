@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from anonbox.core.database import Database, Row
 from anonbox.core.text import normalised_text
-from anonbox.messages import inbox
-from anonbox.messages.inbox import InboxFilter
+from anonbox.messages.inbox import service as inbox
+from anonbox.messages.inbox.schemas import InboxFilter
 from anonbox.messages.schemas import InboxPage
 from anonbox.messages.search import repository
 
