@@ -343,7 +343,7 @@ def like_writer(db: Database) -> LikeWriter:
     one commits go together in the next statement, so one commit (one fsync on SQLite)
     serves them all, and each answer still waits for the commit of its toggle. A like
     on a message many people watch is a hot row; one at a time, every toggle waited for
-    the previous one's commit. One per process (``messages.router.provide_likes``)."""
+    the previous one's commit. One per process (``messages.dependencies.provide_likes``)."""
 
     async def write(toggles: Sequence[repository.Toggle]) -> list[bool | None]:
         return await repository.toggle_likes(db, db.dialect, toggles)
