@@ -76,7 +76,7 @@ Every creator request (like, reply, inbox) starts with the credential, as anonbo
 ``GET /message/{link_id}?limit=&cursor=`` (the creator's inbox; 200) — ``inbox``
     2. ``LINK_HOLDER``: the link's owner, whether it is being deleted
                                                           (links.repository.link_holder)
-    3. ``INBOX_FIRST`` or ``INBOX_AFTER`` (messages.repository.inbox_page, limit + 1)
+    3. ``INBOX_FIRST`` or ``INBOX_AFTER`` (messages.inbox.repository.inbox_page, limit + 1)
 
 Where the like or the reply finds nothing, anonbox asks why (no link, not yours, gone) to
 choose its answer; the floor answers 404. The benchmark never takes that path.

@@ -42,7 +42,7 @@ from anonbox.core.routing import with_options
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
 from anonbox.links.router import ROUTES as LINK_ROUTES
-from anonbox.messages import filtered as filtered_messages
+from anonbox.messages.filtered import service as filtered_messages
 from anonbox.messages.router import ROUTES as MESSAGE_ROUTES
 from anonbox.moderation.router import ROUTES as MODERATION_ROUTES
 from anonbox.notifications.email.router import ROUTES as EMAIL_NOTICE_ROUTES

@@ -21,7 +21,7 @@ import pytest
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import connect
-from anonbox.messages import inbox
+from anonbox.messages.inbox import service as inbox
 from anonbox.notifications.outbox import repository as events
 from tests.actions import assert_error, inbox_ids, post_reply
 from tests.conftest import Creator, make_creator_in
@@ -259,7 +259,7 @@ def test_messages_filtered_30_days_ago_are_purged(server: Server, api: httpx.Cli
     )
 
     async def purge() -> int:
-        from anonbox.messages.filtered import purge_expired
+        from anonbox.messages.filtered.service import purge_expired
 
         db = await connect(server.database_url)
         try:

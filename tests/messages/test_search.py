@@ -19,7 +19,7 @@ import pytest
 from alembic import command
 
 from anonbox.core.database import connect
-from anonbox.messages.search_repository import WALKS, WINDOW
+from anonbox.messages.search.repository import WALKS, WINDOW
 from anonbox.migrations import alembic_config
 from tests.actions import assert_error, inbox_items, post_message, post_reply
 from tests.conftest import Creator

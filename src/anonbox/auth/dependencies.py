@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from litestar import Request
-from litestar.datastructures import State
+from litestar.datastructures import Cookie, State
 from litestar.openapi.spec import SecurityRequirement
 
 from anonbox.auth.oidc import OIDCClient
@@ -19,6 +19,7 @@ from anonbox.auth.service import Principal, authenticate
 from anonbox.core.access import INJECTED, UNCHECKED, AccessRule, once_per_request
 from anonbox.core.dependencies import DB
 from anonbox.core.errors import Forbidden, NotFound, Unauthorized
+from anonbox.core.settings import Settings
 
 # Not offered here, rather than unavailable for now: a 503 would ask clients to come back
 # in a few seconds, for a setting that only an operator changes.
@@ -119,3 +120,20 @@ def provide_oidc(state: State) -> OIDCClient:
     if oidc is None:
         raise NotFound(GOOGLE_NOT_CONFIGURED)
     return oidc
+
+
+SIGNIN_COOKIE = "anonbox_signin"
+AUTH_COOKIE_PATH = "/auth"
+
+
+def signin_cookie(settings: Settings, binding: str) -> Cookie:
+    """Binds a sign-in to the user agent that started it (also used by the sign-in page)."""
+    return Cookie(
+        key=SIGNIN_COOKIE,
+        value=binding,
+        path=AUTH_COOKIE_PATH,
+        max_age=settings.signin_state_ttl_seconds,
+        httponly=True,
+        secure=settings.secure_cookies,
+        samesite="lax",  # sent on the provider's top-level redirect back to us
+    )

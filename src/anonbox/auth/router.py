@@ -8,7 +8,13 @@ from litestar import Response, delete, get, post
 from litestar.datastructures import Cookie
 
 from anonbox.auth import service
-from anonbox.auth.dependencies import Creator, SignedIn
+from anonbox.auth.dependencies import (
+    AUTH_COOKIE_PATH,
+    SIGNIN_COOKIE,
+    Creator,
+    SignedIn,
+    signin_cookie,
+)
 from anonbox.auth.oidc import OIDCClient
 from anonbox.auth.schemas import (
     AccessToken,
@@ -35,12 +41,9 @@ from anonbox.core.envelope import (
 )
 from anonbox.core.errors import Unauthorized
 from anonbox.core.paths import RowId
-from anonbox.core.settings import Settings
 from anonbox.safety.dependencies import GateDep
 
-SIGNIN_COOKIE = "anonbox_signin"
 REFRESH_COOKIE = "anonbox_refresh"
-AUTH_COOKIE_PATH = "/auth"
 _NO_STORE = {"Cache-Control": "no-store"}  # RFC 6749 §5.1: never cache a token response
 _TAGS = ["auth"]
 
@@ -54,19 +57,6 @@ def _refresh_cookie(settings: AppSettings, token: str) -> Cookie:
         httponly=True,
         secure=settings.secure_cookies,
         samesite="strict",
-    )
-
-
-def signin_cookie(settings: Settings, binding: str) -> Cookie:
-    """Binds a sign-in to the user agent that started it (also used by the sign-in page)."""
-    return Cookie(
-        key=SIGNIN_COOKIE,
-        value=binding,
-        path=AUTH_COOKIE_PATH,
-        max_age=settings.signin_state_ttl_seconds,
-        httponly=True,
-        secure=settings.secure_cookies,
-        samesite="lax",  # sent on the provider's top-level redirect back to us
     )
 
 

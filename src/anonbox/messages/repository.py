@@ -483,55 +483,30 @@ async def delete_message(conn: Connection, *, link_id: str, message_id: str) -> 
     return deleted == 1
 
 
-async def answered_message(conn: Connection, *, link_id: str, message_id: str) -> Row | None:
-    return await conn.fetchrow(
-        "SELECT id, content, like_by_creator, created_at, reply_count FROM messages"
-        " WHERE id = $1 AND link_id = $2 AND reply_count > 0",
-        message_id,
-        link_id,
-    )
-
-
-async def reply_count(conn: Connection, *, link_id: str, message_id: str) -> int | None:
+# A sender's follow-up through their receipt (``service.follow_up``).
+async def withheld(conn: Connection, *, message_id: str, owner_id: str) -> tuple[bool, bool]:
+    """Whether the creator never got this message (it was dropped) or blocked its sender:
+    then a follow-up through its receipt is dropped too, whatever address it comes from;
+    and whether the message waits in the filtered folder: then its follow-up joins it."""
     row = await conn.fetchrow(
-        "SELECT reply_count FROM messages WHERE id = $1 AND link_id = $2", message_id, link_id
+        "SELECT EXISTS (SELECT 1 FROM dropped_messages WHERE id = $1)"
+        " OR EXISTS (SELECT 1 FROM blocks WHERE message_id = $1"
+        " AND (user_id = $2 OR user_id IS NULL)) AS withheld,"
+        " EXISTS (SELECT 1 FROM filtered_messages WHERE id = $1) AS filtered",
+        message_id,
+        owner_id,
     )
-    return None if row is None else int(row["reply_count"])
+    if row is None:
+        return False, False
+    return bool(row["withheld"]), bool(row["filtered"])
 
 
-_INBOX = (
-    "SELECT m.id, m.content, m.like_by_creator, m.created_at, m.reply_count, m.follow_up_of"
-    " FROM messages m JOIN (SELECT id FROM messages WHERE link_id = $1{answered}{before}"
-    " ORDER BY id DESC LIMIT $2) page ON page.id = m.id ORDER BY m.id DESC"
-)
-
-
-async def inbox_page(
-    conn: Connection, *, link_id: str, before: str | None, limit: int, answered_only: bool
-) -> Sequence[Row]:
-    """Newest first, from just before the cursor id; walks an index, never OFFSET.
-
-    The page's ids come from (link_id, id) alone, an index-only walk; only then are
-    their rows read. Asked for the rows directly, PostgreSQL may walk the primary key
-    instead and filter, skipping every newer message of every other link.
-    """
-    sql = _INBOX.format(
-        answered=" AND reply_count > 0" if answered_only else "",
-        before="" if before is None else " AND id < $3",
+async def mark_follow_up(conn: Connection, *, message_id: str, original_id: str) -> None:
+    """Thread a stored or filtered follow-up under its original (a dropped one has no row
+    to mark)."""
+    await conn.execute(
+        "UPDATE messages SET follow_up_of = $2 WHERE id = $1", message_id, original_id
     )
-    if before is None:
-        return await conn.fetch(sql, link_id, limit)
-    return await conn.fetch(sql, link_id, limit, before)
-
-
-_REPLIES = "SELECT id, content, created_at FROM replies WHERE message_id = $1"
-
-
-async def replies_page(
-    conn: Connection, *, message_id: str, before: str | None, limit: int
-) -> Sequence[Row]:
-    if before is None:
-        return await conn.fetch(_REPLIES + " ORDER BY id DESC LIMIT $2", message_id, limit)
-    return await conn.fetch(
-        _REPLIES + " AND id < $3 ORDER BY id DESC LIMIT $2", message_id, limit, before
+    await conn.execute(
+        "UPDATE filtered_messages SET follow_up_of = $2 WHERE id = $1", message_id, original_id
     )

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import delete, get, post, put
-from litestar.datastructures import State
+from litestar import delete, post, put
 from litestar.di import Provide
-from litestar.params import Dependency, Parameter
+from litestar.params import Parameter
 
 from anonbox.auth.dependencies import Creator
 from anonbox.core.client import client_address
@@ -21,21 +20,20 @@ from anonbox.core.envelope import (
     envelope,
     error_responses,
 )
-from anonbox.core.paths import Cursor, Limit, LinkId, RowId
-from anonbox.core.settings import Settings
-from anonbox.core.text import TEXT_PATTERN
-from anonbox.links.dependencies import ClaimedLink, OwnedLink, ViewedLink
-from anonbox.messages import filtered, search, service
-from anonbox.messages.inbox import InboxFilter
+from anonbox.core.paths import LinkId, RowId
+from anonbox.links.dependencies import ClaimedLink, OwnedLink
+from anonbox.messages import service
+from anonbox.messages.dependencies import LikeWriterDep, PostingDep, provide_likes, provide_posting
+from anonbox.messages.filtered.router import empty_filtered, list_filtered, restore_filtered
+from anonbox.messages.inbox.router import list_messages, list_replies
 from anonbox.messages.schemas import (
     Deleted,
-    InboxPage,
     LikeState,
     MessageIn,
     MessageOut,
     ReplyOut,
-    ReplyPage,
 )
+from anonbox.messages.search.router import search_messages
 from anonbox.receipts import service as receipts
 from anonbox.receipts.dependencies import site_of
 from anonbox.safety.schemas import BlockOut
@@ -79,36 +77,6 @@ WantsReceipt = Annotated[
 ]
 
 
-def provide_posting(state: State) -> service.Posting:
-    """What an anonymous post needs, gathered once per process on first use.
-
-    One dependency rather than four: Litestar resolves sibling dependencies as concurrent
-    tasks, which on this, the busiest path, cost more than the rest of the routing.
-    """
-    posting: service.Posting | None = state.get("posting")
-    if posting is None:
-        settings: Settings = state.settings
-        posting = state.posting = service.Posting(
-            db=state.db,
-            gate=state.gate,
-            writer=service.message_writer(state.db),
-            trusted_proxies=settings.trusted_proxies,
-        )
-    return posting
-
-
-def provide_likes(state: State) -> service.LikeWriter:
-    """The process's like writer (``service.like_writer``), made on first use; the API and
-    the pages share it."""
-    likes: service.LikeWriter | None = state.get("likes")
-    if likes is None:
-        likes = state.likes = service.like_writer(state.db)
-    return likes
-
-
-LikeWriterDep = Annotated[service.LikeWriter, Dependency(skip_validation=True)]
-
-
 @post(
     "/message/{link_id:str}",
     status_code=201,
@@ -121,49 +89,21 @@ async def create_message(
     request: AnyRequest,
     link_id: LinkId,
     data: MessageIn,
-    posting: Annotated[service.Posting, Dependency(skip_validation=True)],
+    posting: PostingDep,
     idempotency_key: IdempotencyKey = None,
     proof: ProofOfWork = None,
     receipt: WantsReceipt = False,
 ) -> Envelope[Created, MessageOut]:
-    address = client_address(request.scope, posting.trusted_proxies)
-    if receipt:
-        message = await receipts.post_with_receipt(
-            posting,
-            site=site_of(request),
-            link_id=link_id,
-            content=data.message_content,
-            address=address,
-            idempotency_key=idempotency_key,
-            proof=proof,
-        )
-    else:
-        message = await service.create_message(
-            posting,
-            link_id=link_id,
-            content=data.message_content,
-            address=address,
-            idempotency_key=idempotency_key,
-            proof=proof,
-        )
-    return envelope(request, 201, "Message sent", message)
-
-
-@get(
-    "/message/{link_id:str}",
-    summary="List a link's messages, newest first",
-    description="The creator (with a credential) sees the whole inbox; anyone else only "
-    "the messages that have at least one reply.",
-    responses=error_responses(400, 401, 403, 404, 503),
-    tags=["messages"],
-)
-async def list_messages(
-    request: AnyRequest, viewed: ViewedLink, db: DB, cursor: Cursor = None, limit: Limit = 20
-) -> Envelope[OK, InboxPage]:
-    page = await service.inbox(
-        db, link_id=viewed.link_id, cursor=cursor, limit=limit, answered_only=not viewed.is_creator
+    message = await service.create_message(
+        posting,
+        link_id=link_id,
+        content=data.message_content,
+        address=client_address(request.scope, posting.trusted_proxies),
+        idempotency_key=idempotency_key,
+        proof=proof,
+        receipt_site=site_of(request) if receipt else None,
     )
-    return envelope(request, 200, "Messages", page)
+    return envelope(request, 201, "Message sent", message)
 
 
 @post(
@@ -184,33 +124,6 @@ async def reply_to_message(
         content=data.message_content,
     )
     return envelope(request, 201, "Reply posted", reply)
-
-
-@get(
-    "/message/{link_id:str}/{message_id:str}",
-    summary="List the replies to a message, newest first",
-    description="Anyone may read the replies of an answered message; an unanswered one "
-    "is visible to its creator only.",
-    responses=error_responses(400, 401, 403, 404, 503),
-    tags=["messages"],
-)
-async def list_replies(
-    request: AnyRequest,
-    viewed: ViewedLink,
-    message_id: RowId,
-    db: DB,
-    cursor: Cursor = None,
-    limit: Limit = 20,
-) -> Envelope[OK, ReplyPage]:
-    page = await service.replies(
-        db,
-        link_id=viewed.link_id,
-        message_id=message_id,
-        cursor=cursor,
-        limit=limit,
-        is_creator=viewed.is_creator,
-    )
-    return envelope(request, 200, "Replies", page)
 
 
 @put(
@@ -319,94 +232,6 @@ async def delete_from_sender(
 )
 async def delete_unanswered(request: AnyRequest, owned: OwnedLink, db: DB) -> Envelope[OK, Deleted]:
     count = await service.delete_unanswered(db, link_id=owned.link_id)
-    return envelope(request, 200, f"Deleted {count} messages", Deleted(deleted=count))
-
-
-SearchQuery = Annotated[
-    str,
-    Parameter(
-        query="q",
-        # Documented, not checked here: the service says which rule a query breaks.
-        schema_extra={
-            "min_length": 1,
-            "max_length": search.MAX_QUERY_CHARACTERS,
-            "pattern": TEXT_PATTERN,
-        },
-        description="What to look for: 1 to 100 characters (after NFC and trimming), found "
-        "as a substring, case-insensitively, in a message or one of its replies",
-    ),
-]
-SearchFilter = Annotated[
-    InboxFilter,
-    Parameter(query="filter", description="Which of the matching messages: as in the inbox"),
-]
-
-
-@get(
-    "/message/{link_id:str}/search",
-    summary="Search a link's messages and their replies, newest first (creator)",
-    description="A message is found when its text, or the text of one of its replies, "
-    "contains `q`: any script, Japanese and Korean included (no word splitting). Items "
-    "and paging are the inbox's.",
-    responses=_CREATOR_ERRORS,
-    tags=["messages"],
-)
-async def search_messages(
-    request: AnyRequest,
-    owned: OwnedLink,
-    db: DB,
-    q: SearchQuery,
-    which: SearchFilter = InboxFilter.ALL,
-    cursor: Cursor = None,
-    limit: Limit = 20,
-) -> Envelope[OK, InboxPage]:
-    page = await search.search(
-        db, link_id=owned.link_id, q=q, which=which, cursor=cursor, limit=limit
-    )
-    return envelope(request, 200, "Messages found", page)
-
-
-@get(
-    "/message/{link_id:str}/filtered",
-    summary="List a link's filtered folder, newest first (creator)",
-    description="Messages caught by muted words (yours or the site's), and a blocked "
-    "sender's messages that were waiting when the block came. Items and paging are the "
-    f"inbox's. Kept {filtered.FOLDER_DAYS} days after they were filtered.",
-    responses=_CREATOR_ERRORS,
-    tags=["messages"],
-)
-async def list_filtered(
-    request: AnyRequest, owned: OwnedLink, db: DB, cursor: Cursor = None, limit: Limit = 20
-) -> Envelope[OK, InboxPage]:
-    page = await filtered.folder(db, link_id=owned.link_id, cursor=cursor, limit=limit)
-    return envelope(request, 200, "Filtered messages", page)
-
-
-@post(
-    "/message/{link_id:str}/{message_id:str}/restore",
-    status_code=200,
-    summary="Move a message from the filtered folder back to the inbox (creator)",
-    description="It keeps its id and date; webhooks, push and e-mail hear of it now "
-    "(`message.created`), as of a new message.",
-    responses=_CREATOR_ERRORS,
-    tags=["messages"],
-)
-async def restore_filtered(
-    request: AnyRequest, owned: OwnedLink, message_id: RowId, db: DB
-) -> Envelope[OK, None]:
-    await filtered.restore(db, link_id=owned.link_id, message_id=message_id)
-    return envelope(request, 200, "Message restored to the inbox", None)
-
-
-@delete(
-    "/message/{link_id:str}/filtered",
-    status_code=200,
-    summary="Empty a link's filtered folder (creator)",
-    responses=_CREATOR_ERRORS,
-    tags=["messages"],
-)
-async def empty_filtered(request: AnyRequest, owned: OwnedLink, db: DB) -> Envelope[OK, Deleted]:
-    count = await filtered.empty(db, link_id=owned.link_id)
     return envelope(request, 200, f"Deleted {count} messages", Deleted(deleted=count))
 
 

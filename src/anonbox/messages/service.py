@@ -9,8 +9,10 @@ names the link, so a message of another link is not found.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+import msgspec
 
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
@@ -19,19 +21,13 @@ from anonbox.core.groupcommit import GroupCommit
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import IPNetwork
 from anonbox.links.availability import LinkGone, missing_link, require_owner
-from anonbox.messages import filtered_repository, repository
+from anonbox.messages import repository
 from anonbox.messages.content import normalised_content
-from anonbox.messages.inbox import item_of
-from anonbox.messages.schemas import (
-    InboxItem,
-    InboxPage,
-    LikeState,
-    MessageOut,
-    ReplyOut,
-    ReplyPage,
-)
+from anonbox.messages.filtered import repository as filtered_repository
+from anonbox.messages.schemas import LikeState, MessageOut, ReplyOut
 from anonbox.notifications.outbox import repository as events
 from anonbox.notifications.outbox.schemas import Kind
+from anonbox.receipts import service as receipts
 from anonbox.safety.gate import Admission, Gate
 from anonbox.safety.pace import WritePace
 from anonbox.safety.schemas import IPAddress
@@ -99,16 +95,20 @@ async def create_message(
     address: IPAddress | None,
     idempotency_key: str | None = None,
     proof: str | None = None,
-    before_write: Callable[[MessageOut], Awaitable[None]] | None = None,
+    receipt_site: str | None = None,
 ) -> MessageOut:
     """Store an anonymous message, keep it in the link's filtered folder, or drop it
     silently, as the gate and the link's ``muted`` setting say (see
-    ``repository.FilteredMessage`` and ``repository.DroppedMessage``).
+    ``repository.FilteredMessage`` and ``repository.DroppedMessage``). The one way in for
+    every anonymous post: the API's and the send page's, with a receipt or without.
 
     With an ``idempotency_key``, a retried post lands once and gets the first answer.
     ``proof`` is the sender's proof of work, needed while the link is under a flood
-    (``safety.flood``). ``before_write`` runs once the post is admitted, before it is
-    written, stored or dropped alike (a sender's receipt: ``receipts.service``).
+    (``safety.flood``). With a ``receipt_site`` (where people reach this service: the
+    sender asked for a receipt), the answer carries a receipt (``receipts.service``),
+    written once the post is admitted and before it is, stored or dropped alike: if that
+    fails, nothing is stored; if the post fails after, a receipt no one was given is left,
+    to expire.
     """
     db, gate = posting.db, posting.gate
     text = normalised_content(content)
@@ -123,7 +123,9 @@ async def create_message(
     if idempotency_key is not None:
         original = await repository.idempotent_original(db, link_id=link_id, key=idempotency_key)
         if original is not None:
-            return _replayed(original, request_hash, text)
+            return await _with_new_receipt(
+                db, _replayed(original, request_hash, text), link_id, receipt_site
+            )
 
     admission = await gate.admit(
         db,
@@ -135,8 +137,18 @@ async def create_message(
     )
     now = now_us()
     message = MessageOut(id=new_ulid(now), message_content=text, created_at=isoformat_us(now))
-    if before_write is not None:
-        await before_write(message)
+    receipt = None
+    if receipt_site is not None:
+        receipt = await receipts.issue(
+            db,
+            site=receipt_site,
+            link_id=link_id,
+            message_id=message.id,
+            text=text,
+            created_at=message.created_at,
+        )
+        if receipt is None:
+            raise NotFound(_NO_LINK)  # the link was deleted a moment ago
     # A dropped message is written too, as a bare id under its link: the same path, the
     # same commit, so its id answers like a stored one's. A filtered one is a stored row in
     # the link's folder, without an event. Both cost less than a message in the inbox, so
@@ -160,10 +172,30 @@ async def create_message(
                 inbox=inbox,
             )
         except _AlreadyPosted:
-            return await _first_answer(db, link_id, idempotency_key, request_hash, text)
+            first = await _first_answer(db, link_id, idempotency_key, request_hash, text)
+            return await _with_new_receipt(db, first, link_id, receipt_site)
     if not stored:
         raise NotFound(_NO_LINK)  # the link was deleted a moment ago
-    return message
+    return message if receipt is None else msgspec.structs.replace(message, receipt=receipt)
+
+
+async def _with_new_receipt(
+    db: Database, message: MessageOut, link_id: str, receipt_site: str | None
+) -> MessageOut:
+    """The first answer to an Idempotency-Key, replayed: when a receipt is asked for, it
+    gets one with a new token (the first one was presumably lost with that answer), unless
+    that receipt was used."""
+    if receipt_site is None:
+        return message
+    receipt = await receipts.issue(
+        db,
+        site=receipt_site,
+        link_id=link_id,
+        message_id=message.id,
+        text=message.message_content,
+        created_at=message.created_at,
+    )
+    return message if receipt is None else msgspec.structs.replace(message, receipt=receipt)
 
 
 async def _write_keyed(db: Database, row: repository.Post, *, key: str, request_hash: str) -> bool:
@@ -222,6 +254,63 @@ async def _first_answer(
     return _replayed(original, request_hash, text)
 
 
+async def follow_up(
+    posting: Posting,
+    *,
+    token: str,
+    content: str,
+    address: IPAddress | None,
+    proof: str | None = None,
+) -> MessageOut:
+    """Send a receipt's one follow-up: a new message in the creator's inbox, marked as
+    following the original, through the same gate as any post (limits, flood, blocks,
+    muted words, pause). The receipt (``receipts.service``) is read, and spent in the
+    follow-up's own transaction, by its token alone."""
+    db, gate = posting.db, posting.gate
+    text = normalised_content(content)
+    row, link = await receipts.live(db, token)
+    if link["paused"]:
+        raise LinkPaused("This link is not accepting messages right now")
+    receipts.require_follow_up(row)
+    link_id, original_id, owner_id = row["link_id"], row["message_id"], str(link["user_id"])
+    admission = await gate.admit(
+        db, owner_id=owner_id, link_id=link_id, address=address, text=text, proof=proof
+    )
+    # Asked every time, so that a follow-up takes the same steps whatever the answer.
+    withheld, original_filtered = await repository.withheld(
+        db, message_id=original_id, owner_id=owner_id
+    )
+    now = now_us()
+    message = MessageOut(id=new_ulid(now), message_content=text, created_at=isoformat_us(now))
+    # A follow-up to a message in the filtered folder joins it there (the creator may
+    # restore both); to a dropped one, or one whose sender is blocked, it is dropped too.
+    post = post_row(
+        admission,
+        muted_mode=str(link["muted"]),
+        message_id=message.id,
+        link_id=link_id,
+        text=text,
+        now=now,
+        withheld=withheld,
+        filter_as_well=original_filtered,
+    )
+    sealed = receipts.seal_follow_up(token, text, message.created_at)
+
+    async def write() -> None:
+        async with db.transaction() as tx:
+            await receipts.spend_follow_up(
+                tx, token_hash=row["token_hash"], follow_up_id=message.id, sealed=sealed, now=now
+            )
+            if not await repository.insert_message(tx, db.dialect, post):
+                raise NotFound(_NO_LINK)  # the link was deleted a moment ago
+            await repository.mark_follow_up(tx, message_id=message.id, original_id=original_id)
+
+    # Dropped, filtered or stored, it answers when a stored one would have (``safety.pace``).
+    inbox = isinstance(post, repository.NewMessage)
+    await posting.pace.write("follow-up", write(), inbox=inbox)
+    return message
+
+
 async def reply(
     db: Database, *, link_id: str, owner_id: str, message_id: str, content: str
 ) -> ReplyOut:
@@ -255,7 +344,7 @@ def like_writer(db: Database) -> LikeWriter:
     one commits go together in the next statement, so one commit (one fsync on SQLite)
     serves them all, and each answer still waits for the commit of its toggle. A like
     on a message many people watch is a hot row; one at a time, every toggle waited for
-    the previous one's commit. One per process (``messages.router.provide_likes``)."""
+    the previous one's commit. One per process (``messages.dependencies.provide_likes``)."""
 
     async def write(toggles: Sequence[repository.Toggle]) -> list[bool | None]:
         return await repository.toggle_likes(db, db.dialect, toggles)
@@ -296,47 +385,6 @@ async def delete_message(db: Database, *, link_id: str, message_id: str) -> None
             reply_id=None,
             created_at=now_us(),
         )
-
-
-def _next_cursor(rows: Sequence[Row], limit: int) -> str | None:
-    return str(rows[limit - 1]["id"]) if len(rows) > limit else None
-
-
-async def inbox(
-    db: Database, *, link_id: str, cursor: str | None, limit: int, answered_only: bool
-) -> InboxPage:
-    """The creator sees every message; anyone else only the answered ones."""
-    rows = await repository.inbox_page(
-        db, link_id=link_id, before=cursor, limit=limit + 1, answered_only=answered_only
-    )
-    items = [item_of(row, thread=not answered_only) for row in rows[:limit]]
-    return InboxPage(items=items, next_cursor=_next_cursor(rows, limit))
-
-
-async def answered_message(db: Database, *, link_id: str, message_id: str) -> InboxItem | None:
-    """One message of the link that has a reply (what anyone may see), or None."""
-    row = await repository.answered_message(db, link_id=link_id, message_id=message_id)
-    return None if row is None else item_of(row)
-
-
-async def replies(
-    db: Database, *, link_id: str, message_id: str, cursor: str | None, limit: int, is_creator: bool
-) -> ReplyPage:
-    count = await repository.reply_count(db, link_id=link_id, message_id=message_id)
-    # An unanswered message is private to the creator: to others it does not exist.
-    if count is None or (count == 0 and not is_creator):
-        raise NotFound(_NO_MESSAGE)
-    rows = await repository.replies_page(db, message_id=message_id, before=cursor, limit=limit + 1)
-    items = [
-        ReplyOut(
-            message_id=message_id,
-            reply_message_id=row["id"],
-            message_content=row["content"],
-            created_at=isoformat_us(row["created_at"]),
-        )
-        for row in rows[:limit]
-    ]
-    return ReplyPage(items=items, next_cursor=_next_cursor(rows, limit))
 
 
 async def delete_from_sender_of(db: Database, *, link_id: str, message_id: str) -> int:

@@ -63,23 +63,6 @@ async def replies(
     )
 
 
-async def withheld(conn: Connection, *, message_id: str, owner_id: str) -> tuple[bool, bool]:
-    """Whether the creator never got this message (it was dropped) or blocked its sender:
-    then a follow-up through its receipt is dropped too, whatever address it comes from;
-    and whether the message waits in the filtered folder: then its follow-up joins it."""
-    row = await conn.fetchrow(
-        "SELECT EXISTS (SELECT 1 FROM dropped_messages WHERE id = $1)"
-        " OR EXISTS (SELECT 1 FROM blocks WHERE message_id = $1"
-        " AND (user_id = $2 OR user_id IS NULL)) AS withheld,"
-        " EXISTS (SELECT 1 FROM filtered_messages WHERE id = $1) AS filtered",
-        message_id,
-        owner_id,
-    )
-    if row is None:
-        return False, False
-    return bool(row["withheld"]), bool(row["filtered"])
-
-
 async def claim_follow_up(
     conn: Connection, *, token_hash: str, follow_up_id: str, content: str, now: int
 ) -> bool:
@@ -93,17 +76,6 @@ async def claim_follow_up(
         now,
     )
     return claimed == 1
-
-
-async def mark_follow_up(conn: Connection, *, message_id: str, original_id: str) -> None:
-    """Thread a stored or filtered follow-up under its original (a dropped one has no row
-    to mark)."""
-    await conn.execute(
-        "UPDATE messages SET follow_up_of = $2 WHERE id = $1", message_id, original_id
-    )
-    await conn.execute(
-        "UPDATE filtered_messages SET follow_up_of = $2 WHERE id = $1", message_id, original_id
-    )
 
 
 async def purge(conn: Connection, *, expired_before: int) -> int:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from litestar import get, post
 from litestar.di import Provide
-from litestar.params import Dependency, Parameter
+from litestar.params import Parameter
 
 from anonbox.core.client import client_address
 from anonbox.core.dependencies import DB
@@ -20,7 +20,7 @@ from anonbox.core.envelope import (
     error_responses,
 )
 from anonbox.messages import service as messages
-from anonbox.messages.router import provide_posting
+from anonbox.messages.dependencies import PostingDep, provide_posting
 from anonbox.messages.schemas import MessageIn, MessageOut
 from anonbox.receipts import service
 from anonbox.receipts.schemas import ReceiptOut
@@ -67,7 +67,7 @@ async def send_follow_up(
     request: AnyRequest,
     token: Token,
     data: MessageIn,
-    posting: Annotated[messages.Posting, Dependency(skip_validation=True)],
+    posting: PostingDep,
     proof: Annotated[
         str | None,
         Parameter(
@@ -78,7 +78,7 @@ async def send_follow_up(
         ),
     ] = None,
 ) -> Envelope[Created, MessageOut]:
-    sent = await service.follow_up(
+    sent = await messages.follow_up(
         posting,
         token=token,
         content=data.message_content,

@@ -9,6 +9,10 @@ dropped too; through one in the creator's filtered folder it is filtered too. A
 filtered message reads "not answered yet" as any unanswered one; restored and answered,
 it shows the answer. The token is the only credential: nothing about the sender is kept with it,
 and nothing about the creator is shown but their public replies.
+
+The posts themselves, the one with a receipt and the follow-up, are the messages'
+(``messages.service``): it calls here to issue a receipt, and to seal and spend a
+follow-up; nothing here writes a message.
 """
 
 from __future__ import annotations
@@ -16,21 +20,14 @@ from __future__ import annotations
 import hmac
 import secrets
 
-import msgspec
-
 from anonbox.core.clock import isoformat_us, now_us
-from anonbox.core.database import Database, Row
+from anonbox.core.database import Connection, Database, Row
 from anonbox.core.errors import Conflict, NotFound
-from anonbox.core.ids import new_ulid
-from anonbox.links.availability import NO_LINK, LinkGone
+from anonbox.links.availability import LinkGone
 from anonbox.messages import repository as messages_repository
-from anonbox.messages import service as messages
-from anonbox.messages.content import normalised_content
-from anonbox.messages.schemas import MessageOut
 from anonbox.receipts import repository
 from anonbox.receipts.schemas import ReceiptLink, ReceiptOut, ThreadMessage, ThreadReply
 from anonbox.receipts.sealing import Sealed, seal, token_hash, unseal
-from anonbox.safety.schemas import IPAddress
 
 RECEIPT_DAYS = 30
 TOKEN_BYTES = 32  # 256 random bits: the token is a bearer credential
@@ -55,73 +52,33 @@ def receipt_url(site: str, token: str) -> str:
     return f"{site}{RECEIPT_PATH}{token}"
 
 
-async def _issue(db: Database, token: str, link_id: str, message: MessageOut) -> int | None:
-    """Write the receipt of ``message``; its expiry, or None when none was written."""
+async def issue(
+    db: Database, *, site: str, link_id: str, message_id: str, text: str, created_at: str
+) -> ReceiptLink | None:
+    """Write a new receipt of the message (its text sealed under a new token), as
+    ``messages.service.create_message`` asks when the sender wants one; the receipt link
+    for the answer, or None when none was written (no such link, or the message's receipt
+    was already used)."""
+    token = secrets.token_urlsafe(TOKEN_BYTES)
     now = now_us()
     expires_at = now + RECEIPT_DAYS * _US_PER_DAY
     written = await repository.issue(
         db,
         token_hash=token_hash(token),
         link_id=link_id,
-        message_id=message.id,
-        content=seal(token, _MESSAGE, Sealed(message.message_content, message.created_at)),
+        message_id=message_id,
+        content=seal(token, _MESSAGE, Sealed(text, created_at)),
         created_at=now,
         expires_at=expires_at,
     )
-    return expires_at if written else None
-
-
-async def post_with_receipt(
-    posting: messages.Posting,
-    *,
-    site: str,
-    link_id: str,
-    content: str,
-    address: IPAddress | None,
-    idempotency_key: str | None = None,
-    proof: str | None = None,
-) -> MessageOut:
-    """Post as ``messages.service.create_message`` does, with a receipt in the answer.
-
-    The receipt is written once the post is admitted and before it is: if that fails,
-    nothing is stored; if the post fails after, a receipt no one was given is left, to
-    expire. Dropped or stored, the post takes the same steps.
-    """
-    token = secrets.token_urlsafe(TOKEN_BYTES)
-    issued: dict[str, int] = {}
-
-    async def before_write(message: MessageOut) -> None:
-        expires_at = await _issue(posting.db, token, link_id, message)
-        if expires_at is None:
-            raise NotFound(NO_LINK)  # the link was deleted a moment ago
-        issued[message.id] = expires_at
-
-    message = await messages.create_message(
-        posting,
-        link_id=link_id,
-        content=content,
-        address=address,
-        idempotency_key=idempotency_key,
-        proof=proof,
-        before_write=before_write,
+    if not written:
+        return None
+    return ReceiptLink(
+        token=token, url=receipt_url(site, token), expires_at=isoformat_us(expires_at)
     )
-    if message.id not in issued:
-        # The first answer to this Idempotency-Key, replayed: its receipt gets a new token
-        # (the first one was presumably lost with that answer), unless it was used.
-        token = secrets.token_urlsafe(TOKEN_BYTES)
-        expires_at = await _issue(posting.db, token, link_id, message)
-        if expires_at is None:
-            return message
-        issued[message.id] = expires_at
-    receipt = ReceiptLink(
-        token=token,
-        url=receipt_url(site, token),
-        expires_at=isoformat_us(issued[message.id]),
-    )
-    return msgspec.structs.replace(message, receipt=receipt)
 
 
-async def _live(db: Database, token: str) -> tuple[Row, Row]:
+async def live(db: Database, token: str) -> tuple[Row, Row]:
     """The receipt of this token, and its link as a post sees it (owner, paused). Unknown
     and expired tokens are the same 404, after the same one lookup; the link of an account
     being deleted is gone (404 ``link_gone``), as it is for a post."""
@@ -158,7 +115,7 @@ async def receipt(db: Database, *, token: str) -> ReceiptOut:
 
 async def receipt_of_link(db: Database, *, token: str) -> tuple[str, ReceiptOut]:
     """The receipt, and the id of the link it was sent to (for the receipt page)."""
-    row, link = await _live(db, token)
+    row, link = await live(db, token)
     rows = await repository.replies(
         db,
         link_id=row["link_id"],
@@ -190,64 +147,29 @@ def _can_follow_up(row: Row, link: Row) -> bool:
     return row["follow_up_id"] is None and bool(row["follow_ups"]) and not bool(link["paused"])
 
 
-async def follow_up(
-    posting: messages.Posting,
-    *,
-    token: str,
-    content: str,
-    address: IPAddress | None,
-    proof: str | None = None,
-) -> MessageOut:
-    """Send the receipt's one follow-up: a new message in the creator's inbox, marked as
-    following the original, through the same gate as any post (limits, flood, blocks,
-    muted words, pause)."""
-    db, gate = posting.db, posting.gate
-    text = normalised_content(content)
-    row, link = await _live(db, token)
-    if link["paused"]:
-        raise messages.LinkPaused("This link is not accepting messages right now")
+def require_follow_up(row: Row) -> None:
+    """Refuse a follow-up through this receipt (``live``'s row) when the creator does not
+    take them on its link, or when it was sent already."""
     if not row["follow_ups"]:
         raise FollowUpsOff("The creator does not take follow-ups on this link")
     if row["follow_up_id"] is not None:
         raise FollowUpSent("This receipt's follow-up was already sent")
-    link_id, original_id, owner_id = row["link_id"], row["message_id"], str(link["user_id"])
-    admission = await gate.admit(
-        db, owner_id=owner_id, link_id=link_id, address=address, text=text, proof=proof
-    )
-    # Asked every time, so that a follow-up takes the same steps whatever the answer.
-    withheld, original_filtered = await repository.withheld(
-        db, message_id=original_id, owner_id=owner_id
-    )
-    now = now_us()
-    message = MessageOut(id=new_ulid(now), message_content=text, created_at=isoformat_us(now))
-    # A follow-up to a message in the filtered folder joins it there (the creator may
-    # restore both); to a dropped one, or one whose sender is blocked, it is dropped too.
-    post = messages.post_row(
-        admission,
-        muted_mode=str(link["muted"]),
-        message_id=message.id,
-        link_id=link_id,
-        text=text,
-        now=now,
-        withheld=withheld,
-        filter_as_well=original_filtered,
-    )
-    sealed = seal(token, _FOLLOW_UP, Sealed(text, message.created_at))
 
-    async def write() -> None:
-        async with db.transaction() as tx:
-            if not await repository.claim_follow_up(
-                tx, token_hash=row["token_hash"], follow_up_id=message.id, content=sealed, now=now
-            ):
-                raise FollowUpSent("This receipt's follow-up was already sent")
-            if not await messages_repository.insert_message(tx, db.dialect, post):
-                raise NotFound(NO_LINK)  # the link was deleted a moment ago
-            await repository.mark_follow_up(tx, message_id=message.id, original_id=original_id)
 
-    # Dropped, filtered or stored, it answers when a stored one would have (``safety.pace``).
-    inbox = isinstance(post, messages_repository.NewMessage)
-    await posting.pace.write("follow-up", write(), inbox=inbox)
-    return message
+def seal_follow_up(token: str, text: str, created_at: str) -> str:
+    """The follow-up's copy of its text, as its receipt keeps it."""
+    return seal(token, _FOLLOW_UP, Sealed(text, created_at))
+
+
+async def spend_follow_up(
+    conn: Connection, *, token_hash: str, follow_up_id: str, sealed: str, now: int
+) -> None:
+    """Spend the receipt's one follow-up on ``follow_up_id`` (in the caller's transaction,
+    the follow-up's own); ``FollowUpSent`` when it is spent (or expired) already."""
+    if not await repository.claim_follow_up(
+        conn, token_hash=token_hash, follow_up_id=follow_up_id, content=sealed, now=now
+    ):
+        raise FollowUpSent("This receipt's follow-up was already sent")
 
 
 async def purge_expired(db: Database) -> int:

@@ -53,7 +53,7 @@ from anonbox.core.database import Connection, Database, Row
 from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from anonbox.core.ids import new_ulid
 from anonbox.core.text import contains_control_characters
-from anonbox.messages import filtered_repository
+from anonbox.messages.filtered import repository as filtered_repository
 from anonbox.safety import repository
 from anonbox.safety.schemas import (
     MAX_WORD_CHARACTERS,

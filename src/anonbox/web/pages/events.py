@@ -30,7 +30,7 @@ from anonbox.core.database import Database, Row
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import RateLimited
 from anonbox.core.ids import is_ulid
-from anonbox.messages import inbox
+from anonbox.messages.inbox import service as inbox
 from anonbox.notifications.outbox import repository as events
 from anonbox.notifications.outbox.dependencies import HubDep
 from anonbox.notifications.outbox.fanout import Hub

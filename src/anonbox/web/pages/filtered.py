@@ -2,7 +2,8 @@
 sender's messages that were waiting), with Restore on each, and "Empty the folder…"
 behind a confirmation page (the house pattern of ``web.pages.links``).
 
-The actions call the API's service (``messages.filtered``), so each rule lives in one place.
+The actions call the API's service (``messages.filtered.service``), so each rule lives in
+one place.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.i18n import _
 from anonbox.core.paths import Cursor, RowId
 from anonbox.links import service as links
-from anonbox.messages import filtered
+from anonbox.messages.filtered import service as filtered
 from anonbox.web.infra.dependencies import (
     OwnedPageLink,
     SignedInBrowser,

@@ -26,9 +26,10 @@ from anonbox.core.ids import FIRST_ULID
 from anonbox.core.paths import Cursor, RowId
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
-from anonbox.messages import filtered, inbox
 from anonbox.messages import service as messages
-from anonbox.messages.router import LikeWriterDep, provide_likes
+from anonbox.messages.dependencies import LikeWriterDep, provide_likes
+from anonbox.messages.filtered import service as filtered
+from anonbox.messages.inbox import service as inbox
 from anonbox.safety import service as blocks
 from anonbox.safety.dependencies import GateDep
 from anonbox.safety.gate import Gate

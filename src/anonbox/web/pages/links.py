@@ -25,8 +25,8 @@ from anonbox.core.i18n import _, ngettext, number
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
-from anonbox.messages import filtered
 from anonbox.messages import service as messages
+from anonbox.messages.filtered import service as filtered
 from anonbox.web.infra.dependencies import (
     OwnedPageLink,
     SignedInBrowser,

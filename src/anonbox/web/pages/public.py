@@ -12,12 +12,11 @@ import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Response, get, post
 from litestar.di import Provide
 from litestar.exceptions import NotFoundException
-from litestar.params import Dependency
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
@@ -34,7 +33,8 @@ from anonbox.links.availability import NO_LINK
 from anonbox.links.schemas import PublicLink
 from anonbox.messages import service as messages
 from anonbox.messages.content import MAX_CHARACTERS
-from anonbox.messages.router import provide_posting
+from anonbox.messages.dependencies import PostingDep, provide_posting
+from anonbox.messages.inbox import service as inbox
 from anonbox.messages.schemas import InboxItem, ReplyOut
 from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import ReceiptLink
@@ -80,8 +80,6 @@ def too_fast(retry_after: int) -> str:
         retry_after,
     )
 
-
-Posting = Annotated[messages.Posting, Dependency(skip_validation=True)]
 
 # Carries a form post's receipt token to the page it redirects to, once: the token is a
 # credential, so it travels in an HttpOnly cookie for a few minutes, never in an address.
@@ -138,13 +136,13 @@ def _avatar_tone(name: str) -> int:
 
 async def _answers(db: DB, link_id: str, cursor: str | None) -> tuple[list[Answer], str | None]:
     """A page of answered messages, newest first, each with its latest replies."""
-    page = await messages.inbox(
+    page = await inbox.inbox(
         db, link_id=link_id, cursor=cursor, limit=ANSWERS_PER_PAGE, answered_only=True
     )
     answers = []
     for item in page.items:
         try:
-            replies = await messages.replies(
+            replies = await inbox.replies(
                 db,
                 link_id=link_id,
                 message_id=item.id,
@@ -248,7 +246,7 @@ async def send_page(
     dependencies={"posting": Provide(provide_posting, sync_to_thread=False)},
 )
 async def send_from_form(
-    request: AnyRequest, link_id: str, db: DB, settings: AppSettings, posting: Posting
+    request: AnyRequest, link_id: str, db: DB, settings: AppSettings, posting: PostingDep
 ) -> Response[Any]:
     """The send form without JavaScript: post, then redirect to the page (post/redirect/get)."""
     link = await public_link(db, link_id)
@@ -260,12 +258,12 @@ async def send_from_form(
     # character (as send.js does): store them as the LF a JSON client would send.
     text = field.replace("\r\n", "\n") if isinstance(field, str) else ""
     try:
-        sent = await receipts.post_with_receipt(
+        sent = await messages.create_message(
             posting,
-            site=site_url(request, settings),
             link_id=link.id,
             content=text,
             address=client_address(request.scope, posting.trusted_proxies),
+            receipt_site=site_url(request, settings),
         )
     except ValidationFailed as exc:
         problem = exc.fields[0].problem if exc.fields else ""

@@ -1,6 +1,7 @@
 """A sender's receipt page at ``/r/{token}``: their message, whether it was answered, the
 answers, and the form for their one follow-up. It goes through the services the JSON API
-uses (``receipts.service``) and works without JavaScript; ``copy.js`` adds a copy button.
+uses (``receipts.service`` to read it, ``messages.service`` to follow up) and works without
+JavaScript; ``copy.js`` adds a copy button.
 
 The token in the address is the sender's only credential: the page is never cached and
 its requests carry the origin only, never the path, so the address leaves the browser
@@ -9,11 +10,10 @@ only when the sender shares it.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Response, get, post
 from litestar.di import Provide
-from litestar.params import Dependency
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
@@ -26,15 +26,13 @@ from anonbox.core.settings import Settings
 from anonbox.links import service as links
 from anonbox.messages import service as messages
 from anonbox.messages.content import MAX_CHARACTERS
-from anonbox.messages.router import provide_posting
+from anonbox.messages.dependencies import PostingDep, provide_posting
 from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import ReceiptOut
 from anonbox.safety.flood import ProofOfWorkRequired
 from anonbox.web.infra.routing import error_page, readable, site_url
 from anonbox.web.infra.security import CSRF_FIELD, checked_form, csrf_token, set_csrf_cookie
 from anonbox.web.pages.public import character_count, problem_text, too_fast
-
-Posting = Annotated[messages.Posting, Dependency(skip_validation=True)]
 
 RECEIPT_HEADERS = {
     "Cache-Control": "no-store",
@@ -126,14 +124,14 @@ async def receipt_page(
     dependencies={"posting": Provide(provide_posting, sync_to_thread=False)},
 )
 async def follow_up_from_form(
-    request: AnyRequest, token: str, db: DB, settings: AppSettings, posting: Posting
+    request: AnyRequest, token: str, db: DB, settings: AppSettings, posting: PostingDep
 ) -> Response[Any]:
     """The follow-up form: send, then back to the receipt (post/redirect/get)."""
     form = await checked_form(request)
     field = form.get("message_content")
     text = field.replace("\r\n", "\n") if isinstance(field, str) else ""  # as web.pages.public
     try:
-        await receipts.follow_up(
+        await messages.follow_up(
             posting,
             token=token,
             content=text,

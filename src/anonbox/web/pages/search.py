@@ -3,7 +3,7 @@
 A plain GET form (``q``, the inbox's ``filter``), so a search is a link that can be
 reloaded, shared between tabs and paged with "Older results". The results are the inbox's
 message cards; their actions come back here (the cards' ``back`` field). The search
-itself is the API's (``messages.search``).
+itself is the API's (``messages.search.service``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from anonbox.auth import service as accounts
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import ValidationFailed
 from anonbox.core.paths import Cursor
-from anonbox.messages import inbox, search
+from anonbox.messages.inbox import service as inbox
+from anonbox.messages.search import service as search
 from anonbox.web.infra.dependencies import OwnedPageLink, SignedInBrowser, signed_in_pages
 from anonbox.web.infra.forms import dashboard_page
 from anonbox.web.infra.routing import readable

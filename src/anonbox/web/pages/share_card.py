@@ -23,7 +23,7 @@ from anonbox.core.errors import NotFound
 from anonbox.core.i18n import gettext, use_locale
 from anonbox.core.ids import ULID_PATTERN
 from anonbox.links import service as links
-from anonbox.messages import service as messages
+from anonbox.messages.inbox import service as inbox
 from anonbox.safety.dependencies import GateDep
 from anonbox.web.cards.cache import CardCache
 from anonbox.web.cards.draw import CardLabels, render_card, render_link_card
@@ -75,11 +75,11 @@ async def share_card(
         return not_found(request, link)
     if not ULID_PATTERN.match(message_id):
         return not_found(request)
-    message = await messages.answered_message(db, link_id=link.id, message_id=message_id)
+    message = await inbox.answered_message(db, link_id=link.id, message_id=message_id)
     if message is None:
         return not_found(request)
     try:
-        replies = await messages.replies(
+        replies = await inbox.replies(
             db, link_id=link.id, message_id=message_id, cursor=None, limit=1, is_creator=False
         )
     except NotFound:

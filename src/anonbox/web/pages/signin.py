@@ -17,7 +17,12 @@ from litestar.params import Dependency, Parameter
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
-from anonbox.auth.dependencies import GOOGLE_NOT_CONFIGURED
+from anonbox.auth.dependencies import (
+    AUTH_COOKIE_PATH,
+    GOOGLE_NOT_CONFIGURED,
+    SIGNIN_COOKIE,
+    signin_cookie,
+)
 from anonbox.auth.email_signin import (
     SignInLinkRefused,
     follow_link,
@@ -25,7 +30,6 @@ from anonbox.auth.email_signin import (
     send_link,
 )
 from anonbox.auth.oidc import OIDCClient, SignInFailed
-from anonbox.auth.router import AUTH_COOKIE_PATH, SIGNIN_COOKIE, signin_cookie
 from anonbox.auth.sessions import close_session
 from anonbox.auth.signin import finish_signin, start_signin
 from anonbox.core.client import client_address

@@ -14,7 +14,7 @@ from __future__ import annotations
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database
 from anonbox.core.errors import NotFound
-from anonbox.messages import filtered_repository as repository
+from anonbox.messages.filtered import repository
 from anonbox.messages.schemas import InboxItem, InboxPage
 
 FOLDER_DAYS = 30

@@ -4,16 +4,17 @@ they typed, newest first, with the inbox's filters and cursor paging.
 Ownership is settled before these run. The query is normalised as message text is (NFC,
 no control characters), trimmed, and is 1 to ``MAX_QUERY_CHARACTERS`` characters; it is
 only ever bound as a value, and for SQLite's FTS5 quoted as one literal phrase, so no
-character of it is syntax. How a page is found: ``search_repository``.
+character of it is syntax. How a page is found: ``search.repository``.
 """
 
 from __future__ import annotations
 
 from anonbox.core.database import Database, Row
 from anonbox.core.text import normalised_text
-from anonbox.messages import inbox, search_repository
-from anonbox.messages.inbox import InboxFilter
+from anonbox.messages.inbox import service as inbox
+from anonbox.messages.inbox.schemas import InboxFilter
 from anonbox.messages.schemas import InboxPage
+from anonbox.messages.search import repository
 
 MAX_QUERY_CHARACTERS = 100
 
@@ -39,7 +40,7 @@ async def _matches(
     seen = ""
     if with_seen or which is InboxFilter.UNREAD:
         seen = await inbox.seen_mark(db, link_id)
-    rows = await search_repository.matching_messages(
+    rows = await repository.matching_messages(
         db, link_id=link_id, text=text, which=which, seen=seen, before=cursor, limit=limit + 1
     )
     next_cursor = str(rows[limit - 1]["id"]) if len(rows) > limit else None

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from anonbox.core.database import Connection, Database, Row
-from anonbox.messages.inbox import InboxFilter
+from anonbox.messages.inbox.schemas import InboxFilter
 
 # Messages tested one by one before the index is asked. The first walk costs about
 # 0.2 ms; a second, longer one only follows when the first found some but not a page's
