@@ -3,7 +3,6 @@ the rule enforced and the security documented, and a parameter's name changes no
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import re
 import warnings
@@ -24,10 +23,8 @@ from anonbox.core.access import (
     AccessError,
     AccessRule,
     guarded,
-    once_per_request,
     rules_of,
 )
-from anonbox.core.errors import Unauthorized
 from anonbox.core.exception_handlers import EXCEPTION_HANDLERS
 from anonbox.core.settings import Settings
 
@@ -134,46 +131,6 @@ class Token:
 
 
 CALLS: list[str] = []
-
-
-async def _shared_step(request: Request[Any, Any, Any]) -> Token:
-    async def look() -> Token:
-        CALLS.append("looked")
-        await asyncio.sleep(0.01)  # the sibling rule asks meanwhile
-        header = request.headers.get("x-owner")
-        if header is None:
-            raise Unauthorized("no owner")
-        return Token(header)
-
-    return await once_per_request(request, "token", look)
-
-
-async def _first(request: Request[Any, Any, Any]) -> Token:
-    return await _shared_step(request)
-
-
-async def _second(request: Request[Any, Any, Any]) -> Token:
-    return await _shared_step(request)
-
-
-First = Annotated[Token, INJECTED, UNCHECKED, AccessRule("First", _first, Token)]
-Second = Annotated[Token, INJECTED, UNCHECKED, AccessRule("Second", _second, Token)]
-
-
-def test_rules_sharing_a_step_take_it_once_per_request() -> None:
-    @get("/both", sync_to_thread=False)
-    def both(a: First, b: Second) -> dict[str, Any]:
-        return {"same": a is b, "owner": a.owner}
-
-    app = Litestar(route_handlers=guarded([both]), exception_handlers=EXCEPTION_HANDLERS)
-    with TestClient(app) as client:
-        CALLS.clear()
-        answer = client.get("/both", headers={"x-owner": "hana"})
-        assert answer.json() == {"same": True, "owner": "hana"}
-        assert CALLS == ["looked"]
-        CALLS.clear()
-        assert client.get("/both").status_code == 401  # the shared error, once
-        assert CALLS == ["looked"]
 
 
 LANGUAGE: contextvars.ContextVar[str] = contextvars.ContextVar("test_language", default="en")

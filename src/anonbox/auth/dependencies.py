@@ -16,7 +16,7 @@ from litestar.openapi.spec import SecurityRequirement
 
 from anonbox.auth.oidc import OIDCClient
 from anonbox.auth.service import Principal, authenticate
-from anonbox.core.access import INJECTED, UNCHECKED, AccessRule, once_per_request
+from anonbox.core.access import INJECTED, UNCHECKED, AccessRule
 from anonbox.core.dependencies import DB
 from anonbox.core.errors import Forbidden, NotFound, Unauthorized
 from anonbox.core.settings import Settings
@@ -61,38 +61,25 @@ def in_service(principal: Principal) -> Principal:
     return principal
 
 
-async def principal_of(request: Request[Any, Any, Any], db: DB) -> Principal | None:
-    """The caller's principal, or ``None`` without a credential; authenticated once per
-    request however many rules ask."""
-
-    async def authenticated() -> Principal | None:
-        credential = presented_credential(request)
-        return None if credential is None else await authenticate(db, credential)
-
-    return await once_per_request(request, "principal", authenticated)
-
-
 async def current_creator(request: Request[Any, Any, Any], db: DB) -> Principal:
-    principal = await principal_of(request, db)
-    if principal is None:
+    credential = presented_credential(request)
+    if credential is None:
         raise Unauthorized("This needs the creator's credential in the X-API-Key header")
-    return in_service(principal)
+    return in_service(await authenticate(db, credential))
 
 
 async def optional_creator(request: Request[Any, Any, Any], db: DB) -> Principal | None:
-    principal = await principal_of(request, db)
-    return None if principal is None else in_service(principal)
+    credential = presented_credential(request)
+    return None if credential is None else in_service(await authenticate(db, credential))
 
 
-async def signed_in_creator(request: Request[Any, Any, Any], db: DB) -> Principal:
-    creator = await current_creator(request, db)
+async def signed_in_creator(creator: Creator) -> Principal:
     if creator.kind != "session":
         raise Forbidden("This needs a sign-in access token; an API key cannot do it")
     return creator
 
 
-async def admin_creator(request: Request[Any, Any, Any], db: DB) -> Principal:
-    creator = await current_creator(request, db)
+async def admin_creator(creator: Creator) -> Principal:
     if not creator.is_admin:
         raise Forbidden("Only an admin can do that")
     return creator

@@ -25,21 +25,20 @@ A parameter of a type that some rule guards (``Principal``, ``LinkAccess``...) w
 rule refuses to start: it could only be filled by a name-keyed dependency, which is what
 this replaces.
 
-Rules that share a step (the credential, the browser session) share it through
-``once_per_request``: Litestar resolves sibling dependencies concurrently, so the first
-caller's result is shared with the others rather than computed twice.
+A rule built on another takes it in its provider's signature (``OwnedLink`` takes a
+``Creator``, ``SignedInForm`` a ``SignedInBrowser``), so the step they share is resolved
+once, first, in the request's own task.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, TypeVar, cast
+from typing import Annotated, Any
 
-from litestar import Request, Router
+from litestar import Router
 from litestar.di import Dependency, Provide
 from litestar.handlers import BaseRouteHandler, HTTPRouteHandler
 from litestar.openapi.spec import SecurityRequirement
@@ -47,8 +46,6 @@ from litestar.params import SkipValidationMarker
 from litestar.routes import HTTPRoute
 from litestar.types import ControllerRouterHandler
 from litestar.utils.signature import get_fn_type_hints
-
-T = TypeVar("T")
 
 # The markers every rule type carries before its rule: a dependency, filled under the
 # parameter's name (which ``guarded`` provides), and not validated (the provider's own value).
@@ -121,10 +118,8 @@ def _guarded_type_in(hint: Any) -> bool:
 def security_of(rules: Iterable[AccessRule]) -> list[SecurityRequirement] | None:
     """What the document says of a handler with these rules: a required rule's
     credentials, else an optional one's, else nothing."""
-    documented = [rule for rule in rules if rule.security is not None]
-    for rule in sorted(documented, key=lambda rule: rule.optional):
-        return list(rule.security or ())
-    return None
+    documented = sorted((r for r in rules if r.security is not None), key=lambda r: r.optional)
+    return list(documented[0].security or ()) if documented else None
 
 
 def _guard(handler: BaseRouteHandler) -> None:
@@ -195,31 +190,3 @@ def guarded(handlers: Iterable[ControllerRouterHandler]) -> list[ControllerRoute
         elif isinstance(handler, BaseRouteHandler):
             _guard(handler)
     return handlers
-
-
-_ONCE = "anonbox.once"
-
-
-async def once_per_request(
-    request: Request[Any, Any, Any], key: str, compute: Callable[[], Awaitable[T]]
-) -> T:
-    """``compute()``'s result, computed once per request however many rules ask for it
-    (concurrently, as Litestar resolves sibling dependencies); its error, likewise."""
-    scope = cast(dict[str, Any], request.scope)
-    shared: dict[str, asyncio.Future[Any]] = scope.setdefault(_ONCE, {})
-    future = shared.get(key)
-    if future is not None:
-        result: T = await asyncio.shield(future)
-        return result
-    future = shared[key] = asyncio.get_running_loop().create_future()
-    try:
-        value = await compute()
-    except Exception as exc:
-        future.set_exception(exc)
-        future.exception()  # retrieved here, so an unshared error is not logged as lost
-        raise
-    except BaseException:
-        future.cancel()
-        raise
-    future.set_result(value)
-    return value

@@ -4,16 +4,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
-from litestar import Request
-
-from anonbox.auth.dependencies import (
-    OPTIONAL_SECURITY,
-    SECURITY,
-    current_creator,
-    optional_creator,
-)
+from anonbox.auth.dependencies import OPTIONAL_SECURITY, SECURITY, Creator, Viewer
 from anonbox.core.access import INJECTED, UNCHECKED, AccessRule
 from anonbox.core.dependencies import DB
 from anonbox.core.paths import LinkId
@@ -37,19 +30,16 @@ class LinkClaim:
     owner_id: str
 
 
-async def owned_link(link_id: LinkId, request: Request[Any, Any, Any], db: DB) -> LinkAccess:
-    creator = await current_creator(request, db)
+async def owned_link(link_id: LinkId, creator: Creator, db: DB) -> LinkAccess:
     await require_owner(db, link_id, creator.user_id)
     return LinkAccess(link_id=link_id, is_creator=True)
 
 
-async def claimed_link(link_id: LinkId, request: Request[Any, Any, Any], db: DB) -> LinkClaim:
-    creator = await current_creator(request, db)
+async def claimed_link(link_id: LinkId, creator: Creator) -> LinkClaim:
     return LinkClaim(link_id=link_id, owner_id=creator.user_id)
 
 
-async def viewed_link(link_id: LinkId, request: Request[Any, Any, Any], db: DB) -> LinkAccess:
-    viewer = await optional_creator(request, db)
+async def viewed_link(link_id: LinkId, viewer: Viewer, db: DB) -> LinkAccess:
     owner = await live_link_owner(db, link_id)
     return LinkAccess(link_id=link_id, is_creator=viewer is not None and viewer.user_id == owner)
 

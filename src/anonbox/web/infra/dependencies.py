@@ -18,7 +18,7 @@ from litestar.response import Redirect
 from litestar.types import ControllerRouterHandler
 
 from anonbox.account import service as account
-from anonbox.core.access import INJECTED, UNCHECKED, AccessRule, once_per_request
+from anonbox.core.access import INJECTED, UNCHECKED, AccessRule
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import Unauthorized
 from anonbox.core.i18n import N_, set_locale
@@ -75,14 +75,7 @@ def _deletion_page_instead(request: AnyRequest, exc: ErasureScheduled) -> Respon
 
 async def account_holder_browser(request: AnyRequest, db: DB, settings: AppSettings) -> Browser:
     """The signed-in browser even while its account is scheduled for erasure (only the
-    deletion page takes it); for a form post, only with that session's token. Once per
-    request, however many rules of the page ask."""
-    return await once_per_request(
-        request, "browser", lambda: _account_holder_browser(request, db, settings)
-    )
-
-
-async def _account_holder_browser(request: AnyRequest, db: DB, settings: AppSettings) -> Browser:
+    deletion page takes it); for a form post, only with that session's token."""
     browser = await browser_session(request, db, settings)
     if browser is None:
         raise NotSignedIn(N_("Sign in to see your inbox."))
