@@ -20,9 +20,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from anonbox import __version__
 from anonbox.account.router import ROUTES as ACCOUNT_ROUTES
 from anonbox.account.service import erase_due, erase_every
-from anonbox.auth.dependencies import (
-    provide_oidc,
-)
+from anonbox.auth.dependencies import provide_oidc
 from anonbox.auth.oidc import OIDCClient
 from anonbox.auth.router import ROUTES as AUTH_ROUTES
 from anonbox.auth.service import proven as proven_credentials

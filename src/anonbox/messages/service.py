@@ -20,7 +20,7 @@ from anonbox.core.errors import Conflict, NotFound
 from anonbox.core.groupcommit import GroupCommit
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import IPNetwork
-from anonbox.links.availability import LinkGone, missing_link, require_owner
+from anonbox.links.availability import NO_LINK, LinkGone, missing_link, require_owner
 from anonbox.messages import repository
 from anonbox.messages.content import normalised_content
 from anonbox.messages.filtered import repository as filtered_repository
@@ -28,12 +28,12 @@ from anonbox.messages.schemas import LikeState, MessageOut, ReplyOut
 from anonbox.notifications.outbox import repository as events
 from anonbox.notifications.outbox.schemas import Kind
 from anonbox.receipts import service as receipts
+from anonbox.receipts.schemas import ReceiptLink
 from anonbox.safety.gate import Admission, Gate
 from anonbox.safety.pace import WritePace
 from anonbox.safety.schemas import IPAddress
 from anonbox.safety.service import sender_of
 
-_NO_LINK = "No link with this id"
 _NO_MESSAGE = "No message with this id under this link"
 
 
@@ -139,16 +139,9 @@ async def create_message(
     message = MessageOut(id=new_ulid(now), message_content=text, created_at=isoformat_us(now))
     receipt = None
     if receipt_site is not None:
-        receipt = await receipts.issue(
-            db,
-            site=receipt_site,
-            link_id=link_id,
-            message_id=message.id,
-            text=text,
-            created_at=message.created_at,
-        )
+        receipt = await _receipt_of(db, message, link_id, receipt_site)
         if receipt is None:
-            raise NotFound(_NO_LINK)  # the link was deleted a moment ago
+            raise NotFound(NO_LINK)  # the link was deleted a moment ago
     # A dropped message is written too, as a bare id under its link: the same path, the
     # same commit, so its id answers like a stored one's. A filtered one is a stored row in
     # the link's folder, without an event. Both cost less than a message in the inbox, so
@@ -175,7 +168,7 @@ async def create_message(
             first = await _first_answer(db, link_id, idempotency_key, request_hash, text)
             return await _with_new_receipt(db, first, link_id, receipt_site)
     if not stored:
-        raise NotFound(_NO_LINK)  # the link was deleted a moment ago
+        raise NotFound(NO_LINK)  # the link was deleted a moment ago
     return message if receipt is None else msgspec.structs.replace(message, receipt=receipt)
 
 
@@ -187,15 +180,22 @@ async def _with_new_receipt(
     that receipt was used."""
     if receipt_site is None:
         return message
-    receipt = await receipts.issue(
+    receipt = await _receipt_of(db, message, link_id, receipt_site)
+    return message if receipt is None else msgspec.structs.replace(message, receipt=receipt)
+
+
+async def _receipt_of(
+    db: Database, message: MessageOut, link_id: str, site: str
+) -> ReceiptLink | None:
+    """A new receipt of ``message`` (``receipts.service.issue``)."""
+    return await receipts.issue(
         db,
-        site=receipt_site,
+        site=site,
         link_id=link_id,
         message_id=message.id,
         text=message.message_content,
         created_at=message.created_at,
     )
-    return message if receipt is None else msgspec.structs.replace(message, receipt=receipt)
 
 
 async def _write_keyed(db: Database, row: repository.Post, *, key: str, request_hash: str) -> bool:
@@ -211,7 +211,7 @@ async def _write_keyed(db: Database, row: repository.Post, *, key: str, request_
         ):
             raise _AlreadyPosted
         if not await repository.insert_message(tx, db.dialect, row):
-            raise NotFound(_NO_LINK)  # rolls the remembered key back too
+            raise NotFound(NO_LINK)  # rolls the remembered key back too
     return True
 
 
@@ -302,7 +302,7 @@ async def follow_up(
                 tx, token_hash=row["token_hash"], follow_up_id=message.id, sealed=sealed, now=now
             )
             if not await repository.insert_message(tx, db.dialect, post):
-                raise NotFound(_NO_LINK)  # the link was deleted a moment ago
+                raise NotFound(NO_LINK)  # the link was deleted a moment ago
             await repository.mark_follow_up(tx, message_id=message.id, original_id=original_id)
 
     # Dropped, filtered or stored, it answers when a stored one would have (``safety.pace``).
