@@ -16,6 +16,11 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1
+# The certificates pip trusts in this stage: Debian's bundle, which Debian's pip reads anyway.
+# Behind a TLS-inspecting proxy, name a bundle mounted for the build instead
+# (deploy/build-image.sh mounts the host's with --volume and passes --build-arg PIP_CERT=...);
+# it stays out of every layer, and the runtime stage has no pip.
+ARG PIP_CERT=/etc/ssl/certs/ca-certificates.crt
 
 # hatchling, the backend pyproject.toml names, pinned and hashed; it stays in this stage.
 COPY deploy/requirements-build.lock /tmp/requirements-build.lock
@@ -26,10 +31,19 @@ RUN python3 -m venv /opt/build \
 # The runtime dependencies exactly as locked: every file checked against its hash, no
 # resolver (--no-deps), wheels only (no compiler here). The app's virtualenv gets no pip
 # or setuptools of its own: the build virtualenv's pip installs into it.
+# One of them publishes no wheel: http-ece (pure Python, for Web Push). Its source, checked
+# against the lock's hash, becomes a wheel with the build stage's pinned setuptools; it is
+# installed from that wheel, and everything else from PyPI's wheels.
 COPY requirements-runtime.lock /tmp/requirements-runtime.lock
-RUN python3 -m venv --without-pip /opt/anonbox \
+RUN awk '/^http-ece==/,/[^\\]$/' /tmp/requirements-runtime.lock >/tmp/sdist-only.lock \
+    && awk '/^http-ece==/,/[^\\]$/ {next} {print}' /tmp/requirements-runtime.lock >/tmp/wheels.lock \
+    && grep -q '^http-ece==' /tmp/sdist-only.lock \
+    && /opt/build/bin/pip wheel --require-hashes --no-deps --no-build-isolation \
+        --no-binary=:all: --wheel-dir /tmp/sdist-wheels -r /tmp/sdist-only.lock \
+    && python3 -m venv --without-pip /opt/anonbox \
     && /opt/build/bin/pip --python /opt/anonbox/bin/python install \
-        --require-hashes --no-deps --only-binary=:all: -r /tmp/requirements-runtime.lock
+        --require-hashes --no-deps --only-binary=:all: -r /tmp/wheels.lock \
+    && /opt/build/bin/pip --python /opt/anonbox/bin/python install --no-deps /tmp/sdist-wheels/*.whl
 
 # The project itself, last so that a code change rebuilds only this layer: a wheel built
 # with the pinned hatchling, installed with --no-deps (its dependencies are above).
