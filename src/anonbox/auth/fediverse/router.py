@@ -1,0 +1,48 @@
+"""HTTP endpoints for a creator's fediverse accounts: list them, remove one. Signing in
+and linking are pages (``web/pages/signin.py``, ``web/pages/account.py``): they go
+through the instance in the browser."""
+
+from __future__ import annotations
+
+from litestar import delete, get
+
+from anonbox.auth.dependencies import Creator
+from anonbox.auth.fediverse import service
+from anonbox.auth.fediverse.schemas import FediverseAccountList
+from anonbox.core.dependencies import DB
+from anonbox.core.envelope import OK, AnyRequest, Envelope, envelope, error_responses
+
+_TAGS = ["account"]
+
+
+@get(
+    "/account/fediverse",
+    summary="Your Mastodon and Misskey accounts that sign in to this account",
+    description="connected is false once the instance refused anonbox's token: answers "
+    "are then not posted to it until you sign in with it again. Tokens are never shown.",
+    responses=error_responses(401, 403, 503),
+    tags=_TAGS,
+)
+async def list_fediverse_accounts(
+    request: AnyRequest, db: DB, creator: Creator
+) -> Envelope[OK, FediverseAccountList]:
+    items = await service.accounts(db, user_id=creator.user_id)
+    return envelope(request, 200, "Fediverse accounts", FediverseAccountList(items=items))
+
+
+@delete(
+    "/account/fediverse/{account_id:str}",
+    status_code=200,
+    summary="Stop a Mastodon or Misskey account signing in to this account",
+    description="Refused (409 last_way_in) when it is the only way into the account.",
+    responses=error_responses(401, 403, 404, 409, 503),
+    tags=_TAGS,
+)
+async def unlink_fediverse_account(
+    request: AnyRequest, account_id: str, db: DB, creator: Creator
+) -> Envelope[OK, None]:
+    await service.unlink(db, user_id=creator.user_id, account_id=account_id)
+    return envelope(request, 200, "Fediverse account removed", None)
+
+
+ROUTES = [list_fediverse_accounts, unlink_fediverse_account]

@@ -1,0 +1,226 @@
+"""The ActivityPub documents a followable link is made of, as plain JSON (no SQL, no HTTP).
+
+Every id is an address under ``ANONBOX_PUBLIC_URL`` (``Site``): the actor
+``/ap/links/{link_id}``, its inbox, outbox and followers under it, its key
+``…#main-key``, an answer ``…/answers/{reply_id}``, and activities ``…/activities/{id}``.
+What an actor shows: the creator's chosen name (else a neutral one), the link's prompt,
+the picture the link's page shows. Never the creator's e-mail or account id, never
+anything about a sender.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from anonbox.core.clock import isoformat_us
+
+AS = "https://www.w3.org/ns/activitystreams"
+SECURITY = "https://w3id.org/security/v1"
+PUBLIC = "https://www.w3.org/ns/activitystreams#Public"
+CONTEXT: list[str] = [AS, SECURITY]
+ACTIVITY_JSON = "application/activity+json"
+NEUTRAL_NAME = "anonbox"
+# Outbox pages list this many of the newest answers.
+OUTBOX_ITEMS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """The public address everything federated is named under."""
+
+    url: str  # ANONBOX_PUBLIC_URL, without a final slash
+
+    @property
+    def host(self) -> str:
+        """The host (and port) acct: addresses are under."""
+        return urlsplit(self.url).netloc.lower()
+
+    def actor(self, link_id: str) -> str:
+        return f"{self.url}/ap/links/{link_id}"
+
+    def key(self, link_id: str) -> str:
+        return f"{self.actor(link_id)}#main-key"
+
+    def answer(self, link_id: str, reply_id: str) -> str:
+        return f"{self.actor(link_id)}/answers/{reply_id}"
+
+    def activity(self, link_id: str, activity_id: str) -> str:
+        return f"{self.actor(link_id)}/activities/{activity_id}"
+
+    def page(self, link_id: str) -> str:
+        return f"{self.url}/{link_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    link_id: str
+    name: str | None  # the creator's chosen name
+    prompt: str
+    avatar_url: str  # a path on this site
+    public_key: str
+
+
+def actor(site: Site, p: Profile) -> dict[str, Any]:
+    base = site.actor(p.link_id)
+    name = p.name or NEUTRAL_NAME
+    return {
+        "@context": CONTEXT,
+        "id": base,
+        "type": "Service",
+        "preferredUsername": p.link_id,
+        "name": name,
+        "summary": f"<p>{html.escape(p.prompt)}</p>",
+        "url": site.page(p.link_id),
+        "inbox": f"{base}/inbox",
+        "outbox": f"{base}/outbox",
+        "followers": f"{base}/followers",
+        "manuallyApprovesFollowers": False,
+        "discoverable": False,
+        "icon": {"type": "Image", "url": f"{site.url}{p.avatar_url}"},
+        "publicKey": {"id": site.key(p.link_id), "owner": base, "publicKeyPem": p.public_key},
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    link_id: str
+    message_id: str
+    reply_id: str
+    question: str
+    answer: str
+    prompt: str
+    answered_at: int  # µs
+
+
+def note(site: Site, a: Answer) -> dict[str, Any]:
+    page = site.page(a.link_id)
+    shown = urlsplit(page).netloc + urlsplit(page).path
+    content = (
+        f"<p>Q: {html.escape(a.question)}</p><p>A: {html.escape(a.answer)}</p>"
+        f'<p><a href="{html.escape(page)}">{html.escape(shown)}</a></p>'
+    )
+    return {
+        "id": site.answer(a.link_id, a.reply_id),
+        "type": "Note",
+        "attributedTo": site.actor(a.link_id),
+        "content": content,
+        "url": page,
+        "published": isoformat_us(a.answered_at),
+        "to": [PUBLIC],
+        "cc": [f"{site.actor(a.link_id)}/followers"],
+        "attachment": [
+            {
+                "type": "Document",
+                "mediaType": "image/png",
+                "url": f"{site.url}/{a.link_id}/{a.message_id}/card.png",
+                "name": f"{a.prompt}\nQ: {a.question}\nA: {a.answer}",
+            }
+        ],
+    }
+
+
+def create(site: Site, a: Answer) -> dict[str, Any]:
+    body = note(site, a)
+    return {
+        "@context": CONTEXT,
+        "id": site.activity(a.link_id, f"create-{a.reply_id}"),
+        "type": "Create",
+        "actor": site.actor(a.link_id),
+        "published": body["published"],
+        "to": body["to"],
+        "cc": body["cc"],
+        "object": body,
+    }
+
+
+def delete(site: Site, link_id: str, reply_id: str) -> dict[str, Any]:
+    return {
+        "@context": CONTEXT,
+        "id": site.activity(link_id, f"delete-{reply_id}"),
+        "type": "Delete",
+        "actor": site.actor(link_id),
+        "to": [PUBLIC],
+        "cc": [f"{site.actor(link_id)}/followers"],
+        "object": {"id": site.answer(link_id, reply_id), "type": "Tombstone"},
+    }
+
+
+def update(site: Site, p: Profile, activity_id: str) -> dict[str, Any]:
+    body = actor(site, p)
+    body.pop("@context")
+    return {
+        "@context": CONTEXT,
+        "id": site.activity(p.link_id, f"update-{activity_id}"),
+        "type": "Update",
+        "actor": site.actor(p.link_id),
+        "to": [PUBLIC],
+        "object": body,
+    }
+
+
+def accept(site: Site, link_id: str, follow: dict[str, Any], activity_id: str) -> dict[str, Any]:
+    return {
+        "@context": CONTEXT,
+        "id": site.activity(link_id, f"accept-{activity_id}"),
+        "type": "Accept",
+        "actor": site.actor(link_id),
+        "object": {
+            "id": follow.get("id"),
+            "type": "Follow",
+            "actor": follow.get("actor"),
+            "object": site.actor(link_id),
+        },
+    }
+
+
+def collection(id_: str, total: int, items: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "@context": CONTEXT,
+        "id": id_,
+        "type": "OrderedCollection",
+        "totalItems": total,
+    }
+    if items is not None:
+        body["orderedItems"] = items
+    return body
+
+
+def webfinger(site: Site, link_id: str) -> dict[str, Any]:
+    return {
+        "subject": f"acct:{link_id}@{site.host}",
+        "aliases": [site.actor(link_id), site.page(link_id)],
+        "links": [
+            {"rel": "self", "type": ACTIVITY_JSON, "href": site.actor(link_id)},
+            {
+                "rel": "http://webfinger.net/rel/profile-page",
+                "type": "text/html",
+                "href": site.page(link_id),
+            },
+        ],
+    }
+
+
+def nodeinfo_index(site: Site) -> dict[str, Any]:
+    return {
+        "links": [
+            {
+                "rel": "http://nodeinfo.diaspora.software/ns/schema/2.1",
+                "href": f"{site.url}/nodeinfo/2.1",
+            }
+        ]
+    }
+
+
+def nodeinfo(version: str, followable: int) -> dict[str, Any]:
+    return {
+        "version": "2.1",
+        "software": {"name": "anonbox", "version": version},
+        "protocols": ["activitypub"],
+        "services": {"inbound": [], "outbound": []},
+        "openRegistrations": True,
+        "usage": {"users": {"total": followable}},
+        "metadata": {},
+    }

@@ -1,0 +1,371 @@
+"""SQL for the fediverse: actors' keys, followers, remote keys, blocked servers, the
+answers sent, and the deliveries the courier makes. Both dialects read every statement."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from anonbox.core.database import Connection, Row, insert_many, placeholders
+from anonbox.notifications import repository as deliveries
+
+# --- actors ------------------------------------------------------------------------------
+
+_PROFILE = (
+    "SELECT l.id AS link_id, l.user_id, l.prompt, l.fediverse, u.display_name,"
+    " a.id AS avatar_id, f.public_key, f.private_key, f.told_name, f.told_prompt,"
+    " EXISTS (SELECT 1 FROM account_deletions d WHERE d.user_id = l.user_id) AS disabled"
+    " FROM links l JOIN users u ON u.id = l.user_id"
+    " LEFT JOIN avatars a ON a.user_id = u.id"
+    " LEFT JOIN federation_actors f ON f.link_id = l.id"
+)
+
+
+async def profile(conn: Connection, link_id: str) -> Row | None:
+    """The link with what its actor shows and its keys (null until first followable)."""
+    return await conn.fetchrow(_PROFILE + " WHERE l.id = $1", link_id)
+
+
+async def has_actor(conn: Connection, link_id: str) -> bool:
+    found = await conn.fetchrow("SELECT 1 FROM federation_actors WHERE link_id = $1", link_id)
+    return found is not None
+
+
+async def insert_actor(
+    conn: Connection,
+    *,
+    link_id: str,
+    private_key: str,
+    public_key: str,
+    name: str | None,
+    prompt: str,
+    now: int,
+) -> None:
+    await conn.execute(
+        "INSERT INTO federation_actors"
+        " (link_id, private_key, public_key, told_name, told_prompt, created_at)"
+        " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (link_id) DO NOTHING",
+        link_id,
+        private_key,
+        public_key,
+        name,
+        prompt,
+        now,
+    )
+
+
+async def private_key(conn: Connection, link_id: str) -> str | None:
+    row = await conn.fetchrow(
+        "SELECT private_key FROM federation_actors WHERE link_id = $1", link_id
+    )
+    return None if row is None else str(row["private_key"])
+
+
+async def changed_actors(conn: Connection, limit: int = 100) -> Sequence[Row]:
+    """Followed actors whose name or prompt differs from what followers were last told."""
+    return await conn.fetch(
+        _PROFILE  # noqa: S608 - constant columns
+        + " WHERE l.fediverse AND (f.told_prompt <> l.prompt"
+        " OR COALESCE(f.told_name, '') <> COALESCE(u.display_name, ''))"
+        " AND EXISTS (SELECT 1 FROM federation_followers w WHERE w.link_id = l.id)"
+        " LIMIT $1",
+        limit,
+    )
+
+
+async def mark_told(
+    conn: Connection,
+    *,
+    link_id: str,
+    name: str | None,
+    prompt: str,
+    was_name: str | None,
+    was_prompt: str,
+) -> bool:
+    """Record what followers are told now, if it is still ``was_*`` (False: another
+    instance told them meanwhile)."""
+    changed = await conn.execute(
+        "UPDATE federation_actors SET told_name = $2, told_prompt = $3 WHERE link_id = $1"
+        " AND told_prompt = $5 AND COALESCE(told_name, '') = COALESCE($4, '')",
+        link_id,
+        name,
+        prompt,
+        was_name,
+        was_prompt,
+    )
+    return changed == 1
+
+
+async def followable_count(conn: Connection) -> int:
+    row = await conn.fetchrow("SELECT COUNT(*) AS n FROM links WHERE fediverse")
+    return 0 if row is None else int(row["n"])
+
+
+# --- followers ---------------------------------------------------------------------------
+
+
+async def add_follower(
+    conn: Connection,
+    *,
+    link_id: str,
+    actor_id: str,
+    inbox: str,
+    shared_inbox: str | None,
+    domain: str,
+    now: int,
+) -> None:
+    await conn.execute(
+        "INSERT INTO federation_followers"
+        " (link_id, actor_id, inbox, shared_inbox, domain, created_at)"
+        " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (link_id, actor_id)"
+        " DO UPDATE SET inbox = excluded.inbox, shared_inbox = excluded.shared_inbox",
+        link_id,
+        actor_id,
+        inbox,
+        shared_inbox,
+        domain,
+        now,
+    )
+
+
+async def remove_follower(conn: Connection, *, link_id: str, actor_id: str) -> int:
+    return await conn.execute(
+        "DELETE FROM federation_followers WHERE link_id = $1 AND actor_id = $2",
+        link_id,
+        actor_id,
+    )
+
+
+async def follower_count(conn: Connection, link_id: str) -> int:
+    row = await conn.fetchrow(
+        "SELECT COUNT(*) AS n FROM federation_followers WHERE link_id = $1", link_id
+    )
+    return 0 if row is None else int(row["n"])
+
+
+async def inboxes(conn: Connection, link_id: str) -> list[str]:
+    """Where the link's followers are reached: one shared inbox per server, else each
+    follower's own."""
+    rows = await conn.fetch(
+        "SELECT DISTINCT COALESCE(shared_inbox, inbox) AS inbox FROM federation_followers"
+        " WHERE link_id = $1 ORDER BY 1",
+        link_id,
+    )
+    return [str(row["inbox"]) for row in rows]
+
+
+# --- remote keys ---------------------------------------------------------------------------
+
+
+async def remote_key(conn: Connection, key_id: str) -> Row | None:
+    return await conn.fetchrow(
+        "SELECT actor_id, public_key FROM federation_remote_keys WHERE key_id = $1", key_id
+    )
+
+
+async def store_remote_key(
+    conn: Connection, *, key_id: str, actor_id: str, public_key: str, now: int
+) -> None:
+    await conn.execute(
+        "INSERT INTO federation_remote_keys (key_id, actor_id, public_key, fetched_at)"
+        " VALUES ($1, $2, $3, $4) ON CONFLICT (key_id) DO UPDATE SET"
+        " actor_id = excluded.actor_id, public_key = excluded.public_key,"
+        " fetched_at = excluded.fetched_at",
+        key_id,
+        actor_id,
+        public_key,
+        now,
+    )
+
+
+# --- blocked servers -----------------------------------------------------------------------
+
+
+async def blocked_among(conn: Connection, domains: Sequence[str]) -> bool:
+    if not domains:
+        return False
+    found = await conn.fetchrow(
+        "SELECT 1 FROM federation_blocked_domains"  # noqa: S608 - placeholders only
+        f" WHERE domain IN ({placeholders(1, len(domains))}) LIMIT 1",
+        *domains,
+    )
+    return found is not None
+
+
+async def blocked_domains(conn: Connection) -> Sequence[Row]:
+    return await conn.fetch(
+        "SELECT domain, created_at FROM federation_blocked_domains ORDER BY domain"
+    )
+
+
+async def block_domain(conn: Connection, *, domain: str, now: int) -> Row | None:
+    """Block the server (None if it was already); its followers go, and what waits for it."""
+    row = await conn.fetchrow(
+        "INSERT INTO federation_blocked_domains (domain, created_at) VALUES ($1, $2)"
+        " ON CONFLICT (domain) DO NOTHING RETURNING domain, created_at",
+        domain,
+        now,
+    )
+    suffix = f"%.{domain}"
+    await conn.execute(
+        "DELETE FROM federation_followers WHERE domain = $1 OR domain LIKE $2", domain, suffix
+    )
+    await conn.execute(
+        "UPDATE federation_deliveries SET status = 'failed', finished_at = $3,"
+        " error = 'blocked' WHERE status = 'pending' AND (inbox LIKE $1 OR inbox LIKE $2)",
+        f"%://{domain}/%",
+        f"%.{domain}/%",
+        now,
+    )
+    return row
+
+
+async def unblock_domain(conn: Connection, domain: str) -> int:
+    return await conn.execute("DELETE FROM federation_blocked_domains WHERE domain = $1", domain)
+
+
+# --- answers -------------------------------------------------------------------------------
+
+_ANSWER = (
+    "SELECT r.id AS reply_id, r.content AS answer, r.created_at AS answered_at,"
+    " m.id AS message_id, m.content AS question, l.id AS link_id, l.prompt"
+    " FROM replies r JOIN messages m ON m.id = r.message_id JOIN links l ON l.id = m.link_id"
+)
+
+
+async def answers(conn: Connection, reply_ids: Sequence[str]) -> Sequence[Row]:
+    if not reply_ids:
+        return []
+    return await conn.fetch(
+        _ANSWER + f" WHERE r.id IN ({placeholders(1, len(reply_ids))})",
+        *reply_ids,
+    )
+
+
+async def sent_answer(conn: Connection, *, link_id: str, reply_id: str) -> Row | None:
+    """An answer that was sent to the link's followers, while it exists."""
+    return await conn.fetchrow(
+        _ANSWER + " JOIN federation_notes n ON n.reply_id = r.id"
+        " WHERE n.link_id = $1 AND r.id = $2",
+        link_id,
+        reply_id,
+    )
+
+
+async def newest_sent(conn: Connection, link_id: str, limit: int) -> Sequence[Row]:
+    return await conn.fetch(
+        _ANSWER + " JOIN federation_notes n ON n.reply_id = r.id"
+        " WHERE n.link_id = $1 ORDER BY r.id DESC LIMIT $2",
+        link_id,
+        limit,
+    )
+
+
+async def sent_count(conn: Connection, link_id: str) -> int:
+    row = await conn.fetchrow(
+        "SELECT COUNT(*) AS n FROM federation_notes n JOIN replies r ON r.id = n.reply_id"
+        " WHERE n.link_id = $1",
+        link_id,
+    )
+    return 0 if row is None else int(row["n"])
+
+
+async def links_with_followers(conn: Connection, link_ids: Sequence[str]) -> set[str]:
+    if not link_ids:
+        return set()
+    rows = await conn.fetch(
+        "SELECT DISTINCT l.id FROM links l JOIN federation_actors a ON a.link_id = l.id"  # noqa: S608
+        f" WHERE l.fediverse AND l.id IN ({placeholders(1, len(link_ids))})"
+        " AND EXISTS (SELECT 1 FROM federation_followers w WHERE w.link_id = l.id)",
+        *link_ids,
+    )
+    return {str(row["id"]) for row in rows}
+
+
+async def record_sent(
+    conn: Connection, *, reply_id: str, link_id: str, message_id: str, now: int
+) -> None:
+    await conn.execute(
+        "INSERT INTO federation_notes (reply_id, link_id, message_id, created_at)"
+        " VALUES ($1, $2, $3, $4) ON CONFLICT (reply_id) DO NOTHING",
+        reply_id,
+        link_id,
+        message_id,
+        now,
+    )
+
+
+async def deleted_answers(conn: Connection, limit: int = 100) -> Sequence[Row]:
+    """Answers sent to followers that no longer exist."""
+    return await conn.fetch(
+        "SELECT n.reply_id, n.link_id, l.user_id FROM federation_notes n"
+        " JOIN links l ON l.id = n.link_id"
+        " WHERE NOT EXISTS (SELECT 1 FROM replies r WHERE r.id = n.reply_id) LIMIT $1",
+        limit,
+    )
+
+
+async def forget_sent(conn: Connection, reply_id: str) -> int:
+    return await conn.execute("DELETE FROM federation_notes WHERE reply_id = $1", reply_id)
+
+
+# --- deliveries ----------------------------------------------------------------------------
+
+NewDelivery = tuple[str, str, str, str, str, int]  # id, user_id, link_id, inbox, payload, now
+
+
+async def insert_deliveries(conn: Connection, rows: Sequence[NewDelivery]) -> None:
+    await insert_many(
+        conn,
+        "federation_deliveries",
+        ("id", "user_id", "link_id", "inbox", "payload", "next_attempt_at", "created_at"),
+        [(*row, row[-1]) for row in rows],
+    )
+
+
+async def due_deliveries(
+    conn: Connection, now: int, limit: int, busy: Sequence[str] = ()
+) -> Sequence[Row]:
+    skip = f" AND user_id NOT IN ({placeholders(3, len(busy))})" if busy else ""
+    return await conn.fetch(
+        "SELECT id, user_id, link_id, inbox, payload, attempts, created_at, next_attempt_at"  # noqa: S608
+        " FROM federation_deliveries WHERE status = 'pending' AND next_attempt_at <= $1"
+        f"{skip} ORDER BY next_attempt_at, id LIMIT $2",
+        now,
+        limit,
+        *busy,
+    )
+
+
+async def claim_delivery(conn: Connection, *, delivery_id: str, seen_at: int, until: int) -> bool:
+    """Take a delivery for one attempt (until ``until``); False if another instance has."""
+    return await deliveries.claim_delivery(
+        conn, "federation_deliveries", delivery_id=delivery_id, seen_at=seen_at, until=until
+    )
+
+
+async def finish_attempt(
+    conn: Connection,
+    *,
+    delivery_id: str,
+    status: str,
+    attempts: int,
+    next_attempt_at: int,
+    error: str | None,
+    finished_at: int | None,
+) -> None:
+    await conn.execute(
+        "UPDATE federation_deliveries SET status = $2, attempts = $3, next_attempt_at = $4,"
+        " error = $5, finished_at = $6 WHERE id = $1",
+        delivery_id,
+        status,
+        attempts,
+        next_attempt_at,
+        error,
+        finished_at,
+    )
+
+
+async def purge_finished(conn: Connection, before: int) -> int:
+    return await conn.execute(
+        "DELETE FROM federation_deliveries WHERE status <> 'pending' AND finished_at < $1", before
+    )

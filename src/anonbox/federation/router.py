@@ -1,0 +1,178 @@
+"""HTTP endpoints of the fediverse: discovery (WebFinger, NodeInfo), a followable link's
+actor with its inbox, outbox, followers and answers, and the admins' blocked servers.
+
+The ActivityPub and discovery documents are answered as their specs say
+(``application/activity+json``, ``application/jrd+json``), not in the envelope, and are
+left out of /openapi.json (``docs/fediverse.md`` describes them); their errors are the
+envelope as everywhere. The admin endpoints are the API's, enveloped and documented.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+from litestar import Response, delete, get, post
+from litestar.handlers import HTTPRouteHandler
+from litestar.params import Parameter, QueryParameter
+from litestar.response import Redirect
+
+from anonbox.auth.dependencies import Admin
+from anonbox.core.dependencies import DB
+from anonbox.core.envelope import (
+    BODY_ERRORS,
+    OK,
+    AnyRequest,
+    Created,
+    Envelope,
+    envelope,
+    error_responses,
+)
+from anonbox.core.errors import PayloadTooLarge
+from anonbox.core.paths import LinkId, RowId
+from anonbox.core.requests import prefers_html
+from anonbox.federation import activities, service
+from anonbox.federation.activities import ACTIVITY_JSON
+from anonbox.federation.dependencies import FederationDep
+from anonbox.federation.schemas import (
+    DOMAIN_PATTERN,
+    BlockedDomain,
+    BlockedDomainIn,
+    BlockedDomainList,
+)
+
+_ADMIN_TAGS = ["admin"]
+Accepted = Literal[202]
+
+Resource = Annotated[str, QueryParameter(name="resource", min_length=1, max_length=600)]
+
+
+def _document(body: dict[str, Any], media_type: str = ACTIVITY_JSON) -> Response[bytes]:
+    return Response(
+        content=msgspec.json.encode(body),
+        media_type=media_type,
+        headers={"Cache-Control": "max-age=60", "Vary": "Accept"},
+    )
+
+
+@get("/.well-known/webfinger", include_in_schema=False)
+async def webfinger(db: DB, federation: FederationDep, resource: Resource) -> Response[bytes]:
+    found = await service.webfinger(db, federation, resource)
+    return _document(found, "application/jrd+json")
+
+
+@get("/.well-known/nodeinfo", include_in_schema=False)
+async def nodeinfo_index(federation: FederationDep) -> Response[bytes]:
+    return _document(activities.nodeinfo_index(federation.site), "application/json")
+
+
+@get("/nodeinfo/2.1", include_in_schema=False)
+async def nodeinfo(db: DB, federation: FederationDep) -> Response[bytes]:
+    federation.site  # noqa: B018 - 404 where the site does not federate
+    return _document(
+        await service.nodeinfo(db),
+        'application/json; profile="http://nodeinfo.diaspora.software/ns/schema/2.1#"',
+    )
+
+
+@get("/ap/links/{link_id:str}", include_in_schema=False)
+async def actor(
+    request: AnyRequest, link_id: LinkId, db: DB, federation: FederationDep
+) -> Response[Any]:
+    found = await service.actor(db, federation, link_id)
+    if prefers_html(request):  # a person who opened the address: the link's page
+        return Redirect(path=found["url"], status_code=302)
+    return _document(found)
+
+
+@post("/ap/links/{link_id:str}/inbox", status_code=202, include_in_schema=False)
+async def inbox(
+    request: AnyRequest, link_id: LinkId, db: DB, federation: FederationDep
+) -> Envelope[Accepted, None]:
+    body = await request.body()
+    if len(body) > service.MAX_ACTIVITY_BYTES:
+        raise PayloadTooLarge("An activity is at most 256 KiB")
+    target = request.scope["raw_path"].decode("latin-1")
+    if request.scope["query_string"]:
+        target += "?" + request.scope["query_string"].decode("latin-1")
+    done = await service.receive(
+        db, federation, link_id=link_id, target=target, headers=request.headers, body=body
+    )
+    return envelope(request, 202, done, None)
+
+
+@get("/ap/links/{link_id:str}/outbox", include_in_schema=False)
+async def outbox(link_id: LinkId, db: DB, federation: FederationDep) -> Response[bytes]:
+    return _document(await service.outbox(db, federation, link_id))
+
+
+@get("/ap/links/{link_id:str}/followers", include_in_schema=False)
+async def followers(link_id: LinkId, db: DB, federation: FederationDep) -> Response[bytes]:
+    return _document(await service.followers(db, federation, link_id))
+
+
+@get("/ap/links/{link_id:str}/answers/{reply_id:str}", include_in_schema=False)
+async def answer(
+    link_id: LinkId, reply_id: RowId, db: DB, federation: FederationDep
+) -> Response[bytes]:
+    return _document(await service.note(db, federation, link_id, reply_id))
+
+
+@get(
+    "/admin/federation/blocked-domains",
+    summary="Servers this site does not federate with (admin)",
+    responses=error_responses(401, 403, 503),
+    tags=_ADMIN_TAGS,
+)
+async def list_blocked_domains(
+    request: AnyRequest, admin: Admin, db: DB
+) -> Envelope[OK, BlockedDomainList]:
+    return envelope(request, 200, "Blocked servers", await service.blocked_domains(db))
+
+
+@post(
+    "/admin/federation/blocked-domains",
+    status_code=201,
+    summary="Block a fediverse server and its subdomains (admin)",
+    description="Its followers of every link are removed, nothing more is sent to it, and "
+    "its requests to any inbox are refused (403).",
+    responses=error_responses(400, 401, 403, 409, *BODY_ERRORS, 503),
+    tags=_ADMIN_TAGS,
+)
+async def block_domain(
+    request: AnyRequest, data: BlockedDomainIn, admin: Admin, db: DB
+) -> Envelope[Created, BlockedDomain]:
+    blocked = await service.block_domain(db, domain=data.domain)
+    return envelope(request, 201, "Server blocked", blocked)
+
+
+@delete(
+    "/admin/federation/blocked-domains/{domain:str}",
+    status_code=200,
+    summary="Federate with a blocked server again (admin)",
+    responses=error_responses(400, 401, 403, 404, 503),
+    tags=_ADMIN_TAGS,
+)
+async def unblock_domain(
+    request: AnyRequest,
+    domain: Annotated[str, Parameter(min_length=1, max_length=253, pattern=DOMAIN_PATTERN)],
+    admin: Admin,
+    db: DB,
+) -> Envelope[OK, None]:
+    await service.unblock_domain(db, domain=domain)
+    return envelope(request, 200, "Server unblocked", None)
+
+
+ROUTES: list[HTTPRouteHandler] = [
+    webfinger,
+    nodeinfo_index,
+    nodeinfo,
+    actor,
+    inbox,
+    outbox,
+    followers,
+    answer,
+    list_blocked_domains,
+    block_domain,
+    unblock_domain,
+]

@@ -1,0 +1,438 @@
+"""The rules of followable links: who the actor is, what the inbox takes, what is sent.
+
+A link is an actor only while its creator has it followable (``links.fediverse``) and the
+site federates (``Settings.federates``: not turned off, ``ANONBOX_PUBLIC_URL`` set);
+otherwise every federation address of it answers 404, as for no link. The inbox takes
+``Follow`` and ``Undo`` of a follow, signed (``signatures``) with a key read from the
+sender's actor (``remote``), cached by key id and read again once when the cached one
+does not verify (the sender rotated it). Anything else it takes is answered 202 and
+ignored. Whatever is sent (``Accept``, ``Create``, ``Delete``, ``Update``) is a row for
+the courier (``delivery``), in the transaction that decided it, one per inbox: a server's
+shared inbox once for all its followers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import msgspec
+
+from anonbox import __version__
+from anonbox.account import avatar
+from anonbox.core.clock import isoformat_us, now_us
+from anonbox.core.database import Connection, Database, Row
+from anonbox.core.errors import (
+    BadRequest,
+    Conflict,
+    FieldProblem,
+    Forbidden,
+    NotFound,
+    Unauthorized,
+    ValidationFailed,
+)
+from anonbox.core.ids import new_ulid
+from anonbox.core.settings import Settings
+from anonbox.federation import activities, remote, repository, signatures
+from anonbox.federation.activities import Answer, Profile, Site
+from anonbox.federation.schemas import DOMAIN_PATTERN, BlockedDomain, BlockedDomainList
+
+NOT_FOLLOWABLE = "No followable link here"
+# Changes looked for (name, prompt, deleted answers) this often, by every instance.
+SWEEP_SECONDS = 2.0
+MAX_ACTIVITY_BYTES = 256 * 1024
+
+
+class Unsigned(Unauthorized):
+    code = "signature_invalid"
+
+
+class FederationOff(Conflict):
+    code = "federation_unavailable"
+
+
+@dataclass(frozen=True, slots=True)
+class Federation:
+    """The process's: its settings, and the HTTP client remote actors are read with."""
+
+    settings: Settings
+    http: httpx.AsyncClient
+
+    @property
+    def site(self) -> Site:
+        if not self.settings.federates or self.settings.public_url is None:
+            raise NotFound(NOT_FOLLOWABLE)
+        return Site(self.settings.public_url)
+
+
+def site_of(settings: Settings) -> Site | None:
+    return Site(settings.public_url) if settings.federates and settings.public_url else None
+
+
+def _profile(row: Row) -> Profile:
+    return Profile(
+        link_id=str(row["link_id"]),
+        name=row["display_name"],
+        prompt=str(row["prompt"]),
+        avatar_url=avatar.avatar_ref(
+            user_id=row["user_id"], uploaded=row["avatar_id"], named=bool(row["display_name"])
+        ).url,
+        public_key=str(row["public_key"]),
+    )
+
+
+async def followable(conn: Connection, link_id: str) -> Row:
+    row = await repository.profile(conn, link_id)
+    if row is None or not row["fediverse"] or row["public_key"] is None or row["disabled"]:
+        raise NotFound(NOT_FOLLOWABLE)
+    return row
+
+
+# --- the creator's switch ------------------------------------------------------------------
+
+
+async def make_followable(db: Database, settings: Settings | None, *, link_id: str) -> None:
+    """Give the link its actor's key pair, once (before ``links.fediverse`` is set)."""
+    if settings is None or site_of(settings) is None:
+        raise FederationOff(
+            "This site does not federate: it needs ANONBOX_PUBLIC_URL, and federation on"
+        )
+    if await repository.has_actor(db, link_id):
+        return
+    private, public = await asyncio.to_thread(signatures.generate_key_pair)
+    row = await repository.profile(db, link_id)
+    if row is None:
+        raise NotFound(NOT_FOLLOWABLE)
+    await repository.insert_actor(
+        db,
+        link_id=link_id,
+        private_key=private,
+        public_key=public,
+        name=row["display_name"],
+        prompt=str(row["prompt"]),
+        now=now_us(),
+    )
+
+
+# --- documents -----------------------------------------------------------------------------
+
+
+def _link_of_resource(site: Site, resource: str) -> str:
+    if resource.startswith("acct:"):
+        user, _, host = resource[5:].rpartition("@")
+        hostname = site.host.rsplit(":", 1)[0] if ":" in site.host else site.host
+        if user and host.lower() in (site.host, hostname):
+            return user
+    elif resource.startswith(site.actor("")):
+        return resource.removeprefix(site.actor(""))
+    raise NotFound(NOT_FOLLOWABLE)
+
+
+async def webfinger(db: Database, fed: Federation, resource: str) -> dict[str, Any]:
+    site = fed.site
+    link_id = _link_of_resource(site, resource)
+    await followable(db, link_id)
+    return activities.webfinger(site, link_id)
+
+
+async def nodeinfo(db: Database) -> dict[str, Any]:
+    return activities.nodeinfo(__version__, await repository.followable_count(db))
+
+
+async def actor(db: Database, fed: Federation, link_id: str) -> dict[str, Any]:
+    site = fed.site
+    return activities.actor(site, _profile(await followable(db, link_id)))
+
+
+def _answer(row: Row) -> Answer:
+    return Answer(
+        link_id=str(row["link_id"]),
+        message_id=str(row["message_id"]),
+        reply_id=str(row["reply_id"]),
+        question=str(row["question"]),
+        answer=str(row["answer"]),
+        prompt=str(row["prompt"]),
+        answered_at=int(row["answered_at"]),
+    )
+
+
+async def note(db: Database, fed: Federation, link_id: str, reply_id: str) -> dict[str, Any]:
+    site = fed.site
+    await followable(db, link_id)
+    row = await repository.sent_answer(db, link_id=link_id, reply_id=reply_id)
+    if row is None:
+        raise NotFound("No such answer")
+    return {"@context": activities.CONTEXT, **activities.note(site, _answer(row))}
+
+
+async def outbox(db: Database, fed: Federation, link_id: str) -> dict[str, Any]:
+    site = fed.site
+    await followable(db, link_id)
+    rows = await repository.newest_sent(db, link_id, activities.OUTBOX_ITEMS)
+    items = []
+    for row in rows:
+        create = activities.create(site, _answer(row))
+        create.pop("@context")
+        items.append(create)
+    total = await repository.sent_count(db, link_id)
+    return activities.collection(f"{site.actor(link_id)}/outbox", total, items)
+
+
+async def followers(db: Database, fed: Federation, link_id: str) -> dict[str, Any]:
+    """How many; never who (a follower's list is theirs to show)."""
+    site = fed.site
+    await followable(db, link_id)
+    total = await repository.follower_count(db, link_id)
+    return activities.collection(f"{site.actor(link_id)}/followers", total)
+
+
+# --- the inbox -----------------------------------------------------------------------------
+
+
+async def _blocked(conn: Connection, url: str) -> bool:
+    return await repository.blocked_among(conn, remote.domains_to_check(url))
+
+
+async def _sender(
+    db: Database,
+    fed: Federation,
+    parsed: signatures.SignatureHeader,
+    check: Any,
+    signer: remote.Signer,
+) -> str:
+    """The actor whose key signed the request: the cached key, else the one read now."""
+    cached = await repository.remote_key(db, parsed.key_id)
+    if cached is not None and check(str(cached["public_key"])):
+        return str(cached["actor_id"])
+    try:
+        found = await remote.actor_of_key(
+            fed.http,
+            parsed.key_id,
+            allow_private=fed.settings.federation_allow_private,
+            signer=signer,
+        )
+    except remote.Unreachable as exc:
+        raise Unsigned(f"The signing key could not be read: {exc}") from exc
+    if not check(found.public_key):
+        raise Unsigned("The signature does not verify with the sender's key")
+    await repository.store_remote_key(
+        db, key_id=parsed.key_id, actor_id=found.id, public_key=found.public_key, now=now_us()
+    )
+    return found.id
+
+
+async def receive(
+    db: Database,
+    fed: Federation,
+    *,
+    link_id: str,
+    target: str,
+    headers: Mapping[str, str],
+    body: bytes,
+) -> str:
+    """Take one signed activity into the link's inbox; what was done, for the answer."""
+    site = fed.site
+    row = await followable(db, link_id)
+    try:
+        parsed = signatures.parse(headers.get("signature"))
+        signatures.check_request(parsed, method="POST", headers=headers, body=body)
+    except signatures.BadSignature as exc:
+        raise Unsigned(str(exc)) from exc
+    if await _blocked(db, parsed.key_id):
+        raise Forbidden("This server does not federate with the sender's")
+    try:
+        activity = msgspec.json.decode(body)
+    except msgspec.DecodeError as exc:
+        raise BadRequest("The activity is not JSON") from exc
+    if not isinstance(activity, dict) or not isinstance(activity.get("actor"), str):
+        raise ValidationFailed(
+            "The activity must be a JSON object naming its actor",
+            [FieldProblem("actor", "invalid")],
+        )
+
+    def check(public_pem: str) -> bool:
+        return signatures.verify(
+            parsed, method="POST", target=target, headers=headers, public_pem=public_pem
+        )
+
+    signer = remote.Signer(site.key(link_id), str(row["private_key"]))
+    sender = await _sender(db, fed, parsed, check, signer)
+    if activity["actor"] != sender:
+        raise Unsigned("The activity's actor is not the key's owner")
+    kind = activity.get("type")
+    if kind == "Follow" and activity.get("object") == site.actor(link_id):
+        await _follow(db, fed, row, activity, signer)
+        return "Follow accepted"
+    if kind == "Undo" and isinstance(activity.get("object"), (dict, str)):
+        undone = activity["object"]
+        if isinstance(undone, str) or undone.get("type") == "Follow":
+            await repository.remove_follower(db, link_id=link_id, actor_id=sender)
+            return "Unfollowed"
+    return "Ignored"
+
+
+async def _follow(
+    db: Database, fed: Federation, row: Row, follow: dict[str, Any], signer: remote.Signer
+) -> None:
+    try:
+        follower = await remote.inboxes_of(
+            fed.http,
+            str(follow["actor"]),
+            allow_private=fed.settings.federation_allow_private,
+            signer=signer,
+        )
+    except remote.Unreachable as exc:
+        raise BadRequest(f"The follower's actor could not be read: {exc}") from exc
+    site = fed.site
+    link_id = str(row["link_id"])
+    now = now_us()
+    accept = activities.accept(site, link_id, follow, new_ulid(now))
+    async with db.transaction() as tx:
+        await repository.add_follower(
+            tx,
+            link_id=link_id,
+            actor_id=follower.id,
+            inbox=follower.inbox,
+            shared_inbox=follower.shared_inbox,
+            domain=remote.domain_of(follower.id),
+            now=now,
+        )
+        await enqueue(
+            tx,
+            user_id=str(row["user_id"]),
+            link_id=link_id,
+            activity=accept,
+            inboxes=[follower.inbox],
+        )
+
+
+# --- what is sent ----------------------------------------------------------------------------
+
+
+async def enqueue(
+    conn: Connection,
+    *,
+    user_id: str,
+    link_id: str,
+    activity: dict[str, Any],
+    inboxes: list[str],
+) -> None:
+    """One delivery of ``activity`` per inbox, for the courier (in the caller's transaction)."""
+    now = now_us()
+    payload = msgspec.json.encode(activity).decode()
+    await repository.insert_deliveries(
+        conn, [(new_ulid(now), user_id, link_id, inbox, payload, now) for inbox in inboxes]
+    )
+
+
+async def send_answers(conn: Connection, site: Site, replies: list[tuple[str, str, str]]) -> None:
+    """A ``Create`` of each new answer (link id, reply id, creator) of a followed link, to
+    its followers; recorded so that its deletion is sent too."""
+    followed = await repository.links_with_followers(conn, sorted({r[0] for r in replies}))
+    owners = {reply_id: user_id for link_id, reply_id, user_id in replies if link_id in followed}
+    for row in await repository.answers(conn, sorted(owners)):
+        answer = _answer(row)
+        await repository.record_sent(
+            conn,
+            reply_id=answer.reply_id,
+            link_id=answer.link_id,
+            message_id=answer.message_id,
+            now=now_us(),
+        )
+        await enqueue(
+            conn,
+            user_id=owners[answer.reply_id],
+            link_id=answer.link_id,
+            activity=activities.create(site, answer),
+            inboxes=await repository.inboxes(conn, answer.link_id),
+        )
+
+
+async def sweep(db: Database, settings: Settings) -> None:
+    """Send what changed without an event: deleted answers (``Delete``), and a changed
+    name or prompt (``Update`` of the actor). A chore of every instance: each change is
+    claimed by the transaction that sends it."""
+    site = site_of(settings)
+    if site is None:
+        return
+    for gone in await repository.deleted_answers(db):
+        async with db.transaction() as tx:
+            if await repository.forget_sent(tx, str(gone["reply_id"])) != 1:
+                continue  # another instance sent it
+            await enqueue(
+                tx,
+                user_id=str(gone["user_id"]),
+                link_id=str(gone["link_id"]),
+                activity=activities.delete(site, str(gone["link_id"]), str(gone["reply_id"])),
+                inboxes=await repository.inboxes(tx, str(gone["link_id"])),
+            )
+    for row in await repository.changed_actors(db):
+        async with db.transaction() as tx:
+            told = await repository.mark_told(
+                tx,
+                link_id=str(row["link_id"]),
+                name=row["display_name"],
+                prompt=str(row["prompt"]),
+                was_name=row["told_name"],
+                was_prompt=str(row["told_prompt"]),
+            )
+            if not told:
+                continue
+            now = now_us()
+            await enqueue(
+                tx,
+                user_id=str(row["user_id"]),
+                link_id=str(row["link_id"]),
+                activity=activities.update(site, _profile(row), new_ulid(now)),
+                inboxes=await repository.inboxes(tx, str(row["link_id"])),
+            )
+
+
+def sweeper(settings: Settings) -> Any:
+    async def run(db: Database) -> None:
+        await sweep(db, settings)
+
+    return run
+
+
+# --- blocked servers (admins) --------------------------------------------------------------
+
+
+def normalised_domain(value: str) -> str:
+    """Lower case, without a final dot; refused unless it is a host name
+    (``schemas.DOMAIN_PATTERN``)."""
+    domain = value.lower().removesuffix(".")
+    if re.fullmatch(DOMAIN_PATTERN, value) is None or len(domain) > 253:
+        raise ValidationFailed(
+            "domain must be a host name such as example.social (ASCII; punycode for others)",
+            [FieldProblem("domain", "invalid")],
+        )
+    return domain
+
+
+def _blocked_out(row: Row) -> BlockedDomain:
+    return BlockedDomain(domain=str(row["domain"]), created_at=isoformat_us(row["created_at"]))
+
+
+async def blocked_domains(db: Database) -> BlockedDomainList:
+    return BlockedDomainList(items=[_blocked_out(r) for r in await repository.blocked_domains(db)])
+
+
+async def block_domain(db: Database, *, domain: str) -> BlockedDomain:
+    """Block a server and its subdomains: its followers are removed, nothing more is sent
+    to it, and its requests are refused (403)."""
+    name = normalised_domain(domain)
+    async with db.transaction() as tx:
+        row = await repository.block_domain(tx, domain=name, now=now_us())
+    if row is None:
+        raise Conflict(f"{name} is already blocked")
+    return _blocked_out(row)
+
+
+async def unblock_domain(db: Database, *, domain: str) -> None:
+    if await repository.unblock_domain(db, normalised_domain(domain)) != 1:
+        raise NotFound("That server is not blocked")

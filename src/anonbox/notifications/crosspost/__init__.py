@@ -1,0 +1,1 @@
+"""Answers posted to the creator's own Mastodon or Misskey account."""

@@ -1,0 +1,59 @@
+"""A federating anonbox for the fediverse tests: its own public address, and peers on
+loopback allowed (``ANONBOX_FEDERATION_ALLOW_PRIVATE``), on both databases."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+
+from tests.conftest import Creator, make_creator_in
+from tests.server import Server
+from tests.support.http import loopback_client
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def federating(
+    request: pytest.FixtureRequest,
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Server]:
+    log = tmp_path_factory.mktemp("federation-logs") / f"{request.param}.log"
+    running = Server(
+        database_url_factory(request.param),
+        log,
+        env={"ANONBOX_FEDERATION_ALLOW_PRIVATE": "true", "ANONBOX_FEDERATION_RETRY_SECONDS": "0.2"},
+    )
+    running.extra_env["ANONBOX_PUBLIC_URL"] = running.url  # the port is chosen already
+    running.start(60)
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def fed_api(federating: Server) -> Iterator[httpx.Client]:
+    with loopback_client(base_url=federating.url, timeout=30) as client:
+        yield client
+
+
+def followable(api: httpx.Client, creator: Creator) -> None:
+    made = api.patch(f"/links/{creator.link_id}", json={"fediverse": True}, headers=creator.headers)
+    assert made.status_code == 200, made.text
+    assert made.json()["data"]["fediverse"] is True
+
+
+@pytest.fixture
+def fed_creator(federating: Server, fed_api: httpx.Client) -> Creator:
+    return make_creator_in(federating.database_url)
+
+
+def wait_for(check: Callable[[], object], seconds: float = 15.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "not in time"
+        time.sleep(0.1)
+
+
+AP = {"Accept": "application/activity+json"}

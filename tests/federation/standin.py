@@ -1,0 +1,158 @@
+"""A stand-in remote fediverse server for the tests: a small HTTP server on 127.0.0.2
+serving one actor document with its public key (as Mastodon does), taking what anonbox
+sends to its inbox (answering ``inbox_status``), and signing requests as draft-cavage-12
+asks, written here with ``cryptography``, independently of anonbox's own signing."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import format_datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
+
+from tests.federation.conftest import AP
+from tests.server import Server
+
+
+def _key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def _pem(key: rsa.RSAPrivateKey) -> str:
+    return (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
+
+
+@dataclass
+class Remote:
+    """The stand-in remote server: its actors (``/actor``, ``/actor2``…) sharing one key
+    (which a test may rotate), each with an inbox of its own, and a shared inbox
+    (``/shared``) they name when ``shared`` is set."""
+
+    port: int = 0
+    key: rsa.RSAPrivateKey = field(default_factory=_key)
+    received: list[tuple[dict[str, str], bytes]] = field(default_factory=list)
+    inbox_status: int = 202  # what its inboxes answer
+    shared: bool = False
+
+    @property
+    def actor(self) -> str:
+        return f"http://127.0.0.2:{self.port}/actor"
+
+    @property
+    def key_id(self) -> str:
+        return f"{self.actor}#main-key"
+
+    def document(self, path: str = "/actor") -> dict[str, Any]:
+        actor = f"http://127.0.0.2:{self.port}{path}"
+        found: dict[str, Any] = {
+            "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"],
+            "id": actor,
+            "type": "Person",
+            "preferredUsername": "stand-in",
+            "inbox": f"{actor}/inbox".replace("/actor/inbox", "/inbox"),
+            "publicKey": {
+                "id": f"{actor}#main-key",
+                "owner": actor,
+                "publicKeyPem": _pem(self.key),
+            },
+        }
+        if self.shared:
+            found["endpoints"] = {"sharedInbox": f"http://127.0.0.2:{self.port}/shared"}
+        return found
+
+
+@contextmanager
+def serving() -> Iterator[Remote]:
+    state = Remote()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps(state.document(self.path)).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/activity+json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            state.received.append(({**headers, "x-path": self.path}, body))
+            self.send_response(state.inbox_status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.2", 0), Handler)
+    state.port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield state
+    server.shutdown()
+    server.server_close()
+
+
+def signed(
+    server: Server,
+    path: str,
+    activity: dict[str, Any],
+    *,
+    key: rsa.RSAPrivateKey,
+    key_id: str,
+    date: datetime | None = None,
+    digest_of: bytes | None = None,
+) -> dict[str, str]:
+    """Headers signing a POST as draft-cavage-12 asks (written here, not anonbox's)."""
+    body = json.dumps(activity).encode()
+    host = server.url.removeprefix("http://")
+    when = format_datetime(date or datetime.now(UTC), usegmt=True)
+    digest = "SHA-256=" + base64.b64encode(hashlib.sha256(digest_of or body).digest()).decode()
+    text = f"(request-target): post {path}\nhost: {host}\ndate: {when}\ndigest: {digest}"
+    signature = base64.b64encode(key.sign(text.encode(), padding.PKCS1v15(), hashes.SHA256()))
+    return {
+        "Host": host,
+        "Date": when,
+        "Digest": digest,
+        "Content-Type": "application/activity+json",
+        "Signature": f'keyId="{key_id}",algorithm="rsa-sha256",'
+        f'headers="(request-target) host date digest",signature="{signature.decode()}"',
+    }
+
+
+def follow_of(remote: Remote, actor_url: str, follower: str | None = None) -> dict[str, Any]:
+    """A Follow of ``actor_url`` by the stand-in's ``follower`` (its first actor)."""
+    actor = follower or remote.actor
+    return {
+        "@context": "https://www.w3.org/ns/activitystreams",
+        "id": f"{actor}/follows/{uuid.uuid4()}",
+        "type": "Follow",
+        "actor": actor,
+        "object": actor_url,
+    }
+
+
+def post(
+    api: httpx.Client, path: str, activity: dict[str, Any], headers: dict[str, str]
+) -> httpx.Response:
+    return api.post(path, content=json.dumps(activity).encode(), headers=headers)
+
+
+def followers(api: httpx.Client, actor_url: str) -> int:
+    return int(api.get(f"{actor_url}/followers", headers=AP).json()["totalItems"])

@@ -1,0 +1,296 @@
+"""What a followable link's inbox refuses, and what discovery shows, through HTTP.
+
+The remote actor here is a stand-in: a small HTTP server on 127.0.0.2 that serves an
+actor document with its public key (as Mastodon does) and takes what anonbox sends to
+its inbox. Requests are signed in this file with ``cryptography``, independently of
+anonbox's own signing, and anonbox's Accept is checked against the actor's published key.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import pytest
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
+
+from tests.actions import assert_error
+from tests.conftest import Creator
+from tests.federation.conftest import AP, followable, wait_for
+from tests.federation.standin import (
+    Remote,
+    _key,
+    follow_of,
+    followers,
+    post,
+    serving,
+    signed,
+)
+from tests.server import Server
+from tests.support.admin import csrf_of, make_account, signed_in_browser
+
+
+@pytest.fixture(scope="module")
+def remote() -> Iterator[Remote]:
+    with serving() as state:
+        yield state
+
+
+def test_refuses_unsigned_wrongly_signed_and_stale_follows_and_sends_nothing(
+    federating: Server, fed_api: httpx.Client, fed_creator: Creator, remote: Remote
+) -> None:
+    api = fed_api
+    followable(api, fed_creator)
+    actor_url = f"{federating.url}/ap/links/{fed_creator.link_id}"
+    path = f"/ap/links/{fed_creator.link_id}/inbox"
+    follow = follow_of(remote, actor_url)
+    before = len(remote.received)
+    plain = {"Content-Type": "application/activity+json"}
+    assert_error(post(api, path, follow, plain), 401, "signature_invalid")
+    other = _key()  # a key that is not the actor's
+    wrong = signed(federating, path, follow, key=other, key_id=remote.key_id)
+    assert_error(post(api, path, follow, wrong), 401, "signature_invalid")
+    stale_at = datetime.now(UTC) - timedelta(hours=2)
+    stale = signed(federating, path, follow, key=remote.key, key_id=remote.key_id, date=stale_at)
+    assert_error(post(api, path, follow, stale), 401, "signature_invalid")
+    tampered = signed(
+        federating, path, follow, key=remote.key, key_id=remote.key_id, digest_of=b"{}"
+    )
+    assert_error(post(api, path, follow, tampered), 401, "signature_invalid")
+    time.sleep(1.5)  # the courier would have sent an Accept by now
+    assert len(remote.received) == before
+    assert followers(api, actor_url) == 0
+
+
+def test_a_signed_follow_gets_a_signed_accept_and_a_rotated_key_is_read_again(
+    federating: Server, fed_api: httpx.Client, fed_creator: Creator, remote: Remote
+) -> None:
+    api = fed_api
+    followable(api, fed_creator)
+    actor_url = f"{federating.url}/ap/links/{fed_creator.link_id}"
+    path = f"/ap/links/{fed_creator.link_id}/inbox"
+    follow = follow_of(remote, actor_url)
+    headers = signed(federating, path, follow, key=remote.key, key_id=remote.key_id)
+    answer = post(api, path, follow, headers)
+    assert answer.status_code == 202, answer.text
+    wait_for(lambda: any(actor_url.encode() in body for _, body in remote.received))
+    got, body = next((h, b) for h, b in remote.received if actor_url.encode() in b)
+    accept = json.loads(body)
+    assert accept["type"] == "Accept"
+    assert accept["object"]["id"] == follow["id"]
+    # Its signature is the link's published key's, over what draft-cavage names.
+    published = api.get(actor_url, headers=AP).json()["publicKey"]
+    params = dict(part.split("=", 1) for part in got["signature"].split(","))
+    assert params["keyId"].strip('"') == published["id"]
+    assert params["headers"].strip('"') == "(request-target) host date digest"
+    text = (
+        f"(request-target): post /inbox\nhost: {got['host']}\ndate: {got['date']}\n"
+        f"digest: {got['digest']}"
+    )
+    key = serialization.load_pem_public_key(published["publicKeyPem"].encode())
+    assert isinstance(key, rsa.RSAPublicKey)
+    key.verify(  # raises if it does not verify
+        base64.b64decode(params["signature"].strip('"')),
+        text.encode(),
+        padding.PKCS1v15(),
+        hashes.SHA256(),
+    )
+    assert got["digest"] == "SHA-256=" + base64.b64encode(hashlib.sha256(body).digest()).decode()
+    assert followers(api, actor_url) == 1
+
+    # The remote rotates its key: the cached one fails, the new one is read and verifies.
+    remote.key = _key()
+    undo = {
+        "@context": "https://www.w3.org/ns/activitystreams",
+        "id": f"{remote.actor}/undo/{uuid.uuid4()}",
+        "type": "Undo",
+        "actor": remote.actor,
+        "object": follow,
+    }
+    rotated = signed(federating, path, undo, key=remote.key, key_id=remote.key_id)
+    answer = post(api, path, undo, rotated)
+    assert answer.status_code == 202, answer.text
+    assert followers(api, actor_url) == 0
+
+
+def test_a_blocked_server_is_refused(
+    federating: Server, fed_api: httpx.Client, fed_creator: Creator, remote: Remote
+) -> None:
+    api = fed_api
+    admin = make_account(federating.database_url, admin=True)
+    assert_error(
+        api.post(
+            "/admin/federation/blocked-domains",
+            json={"domain": "127.0.0.2"},
+            headers=fed_creator.headers,
+        ),
+        403,
+    )
+    assert_error(
+        api.post(
+            "/admin/federation/blocked-domains",
+            json={"domain": "not a host"},
+            headers=admin.headers,
+        ),
+        400,
+    )
+    blocked = api.post(
+        "/admin/federation/blocked-domains", json={"domain": "127.0.0.2"}, headers=admin.headers
+    )
+    assert blocked.status_code == 201, blocked.text
+    try:
+        again = api.post(
+            "/admin/federation/blocked-domains", json={"domain": "127.0.0.2"}, headers=admin.headers
+        )
+        assert_error(again, 409)
+        listed = api.get("/admin/federation/blocked-domains", headers=admin.headers)
+        assert [d["domain"] for d in listed.json()["data"]["items"]] == ["127.0.0.2"]
+        followable(api, fed_creator)
+        actor_url = f"{federating.url}/ap/links/{fed_creator.link_id}"
+        path = f"/ap/links/{fed_creator.link_id}/inbox"
+        follow = follow_of(remote, actor_url)
+        before = len(remote.received)
+        headers = signed(federating, path, follow, key=remote.key, key_id=remote.key_id)
+        assert_error(post(api, path, follow, headers), 403)
+        time.sleep(1.0)
+        assert len(remote.received) == before
+        assert followers(api, actor_url) == 0
+    finally:
+        removed = api.delete("/admin/federation/blocked-domains/127.0.0.2", headers=admin.headers)
+        assert removed.status_code == 200, removed.text
+
+
+def test_discovery_finds_followable_links_only_and_never_the_e_mail(
+    federating: Server, fed_api: httpx.Client, fed_creator: Creator
+) -> None:
+    api = fed_api
+    host = federating.url.removeprefix("http://")
+    resource = f"acct:{fed_creator.link_id}@{host}"
+    actor_url = f"{federating.url}/ap/links/{fed_creator.link_id}"
+    # Not followable yet: nothing to find.
+    assert_error(api.get("/.well-known/webfinger", params={"resource": resource}), 404)
+    assert_error(api.get(actor_url, headers=AP), 404)
+    assert_error(api.get("/.well-known/webfinger", params={"resource": "acct:nobody@x"}), 404)
+    followable(api, fed_creator)
+    found = api.get("/.well-known/webfinger", params={"resource": resource})
+    assert found.status_code == 200
+    assert found.json()["subject"] == resource
+    actor = api.get(actor_url, headers=AP)
+    body = actor.json()
+    assert body["type"] in ("Person", "Service")
+    for part in ("inbox", "outbox", "followers"):
+        assert body[part] == f"{actor_url}/{part}"
+    assert body["publicKey"]["publicKeyPem"].startswith("-----BEGIN PUBLIC KEY-----")
+    assert "@example.com" not in actor.text
+    assert "private" not in actor.text.lower()
+    assert fed_creator.user_id not in actor.text
+    # Turned off again: gone from discovery.
+    off = api.patch(
+        f"/links/{fed_creator.link_id}", json={"fediverse": False}, headers=fed_creator.headers
+    )
+    assert off.status_code == 200
+    assert off.json()["data"]["fediverse"] is False
+    assert_error(api.get("/.well-known/webfinger", params={"resource": resource}), 404)
+    assert_error(api.get(actor_url, headers=AP), 404)
+    index = api.get("/.well-known/nodeinfo").json()
+    document = api.get(index["links"][0]["href"].removeprefix(federating.url)).json()
+    assert document["software"]["name"] == "anonbox"
+    assert document["protocols"] == ["activitypub"]
+
+
+def test_without_a_public_address_links_cannot_be_made_followable(
+    api: httpx.Client, creator: Creator
+) -> None:
+    refused = api.patch(
+        f"/links/{creator.link_id}", json={"fediverse": True}, headers=creator.headers
+    )
+    assert_error(refused, 409, "federation_unavailable")
+    assert (
+        api.get(f"/links/{creator.link_id}", headers=creator.headers).json()["data"]["fediverse"]
+        is False
+    )
+    assert_error(api.get("/.well-known/nodeinfo"), 404)
+
+
+def test_the_settings_form_turns_following_on_and_off_without_javascript(
+    federating: Server,
+) -> None:
+    account = make_account(federating.database_url, admin=False)
+    link_id = account.creator.link_id
+    page_path = f"/dashboard/links/{link_id}"
+    browser = signed_in_browser(federating, account.email)
+    try:
+        page = browser.get(page_path)
+        assert page.status_code == 200
+        host = federating.url.removeprefix("http://")
+        assert 'name="fediverse"' in page.text
+        assert f"@{link_id}@{host}" in page.text
+        form = {
+            "csrf_token": csrf_of(page.text),
+            "prompt": "Ask me anything",
+            "all_settings": "1",
+            "pause": "open",
+            "muted": "filter",
+        }
+        saved = browser.post(f"{page_path}/settings", data={**form, "fediverse": "on"})
+        assert saved.status_code == 303, saved.text
+        actor = browser.get(f"/ap/links/{link_id}", headers=AP)
+        assert actor.status_code == 200
+        assert actor.json()["summary"] == "<p>Ask me anything</p>"
+        page = browser.get(page_path)
+        assert (
+            'id="fediverse" name="fediverse" aria-describedby="fediverse-hint" checked' in page.text
+        )
+        saved = browser.post(f"{page_path}/settings", data=form)  # unticked
+        assert saved.status_code == 303
+        assert browser.get(f"/ap/links/{link_id}", headers=AP).status_code == 404
+    finally:
+        browser.close()
+
+
+def test_an_answer_goes_once_to_a_servers_shared_inbox(
+    federating: Server, fed_api: httpx.Client, fed_creator: Creator, remote: Remote
+) -> None:
+    api, creator = fed_api, fed_creator
+    followable(api, creator)
+    actor_url = f"{federating.url}/ap/links/{creator.link_id}"
+    path = f"/ap/links/{creator.link_id}/inbox"
+    remote.shared = True
+    try:
+        for follower in (remote.actor, remote.actor + "2"):
+            follow = follow_of(remote, actor_url, follower)
+            headers = signed(
+                federating, path, follow, key=remote.key, key_id=f"{follower}#main-key"
+            )
+            assert post(api, path, follow, headers).status_code == 202
+        assert followers(api, actor_url) == 2
+        sent = api.post(f"/message/{creator.link_id}", json={"message_content": "Shared?"})
+        message_id = sent.json()["data"]["id"]
+        replied = api.post(
+            f"/message/{creator.link_id}/{message_id}",
+            json={"message_content": "Once per server"},
+            headers=creator.headers,
+        )
+        assert replied.status_code == 201
+
+        def creates() -> list[dict[str, str]]:
+            # The remote outlives this test (module-scoped): only this link's Creates.
+            mine = actor_url.encode()
+            return [
+                h
+                for h, b in remote.received
+                if b"Once per server" in b and b'"Create"' in b and mine in b
+            ]
+
+        wait_for(creates)
+        time.sleep(1.0)  # a second delivery, if there were one, would be here by now
+        assert [h["x-path"] for h in creates()] == ["/shared"]
+    finally:
+        remote.shared = False

@@ -1,0 +1,193 @@
+"""Fediverse fixtures: a Mastodon (mastodon-mock, from PyPI) and a Misskey stand-in on
+loopback, and anonbox servers that may reach them (``ANONBOX_FEDERATION_ALLOW_PRIVATE``,
+which loopback needs) or may not (``strict``). Every anonbox runs once on SQLite and once
+on PostgreSQL.
+
+A browser is an ``httpx.Client`` that keeps anonbox's cookies; the person at the
+instance is played by the peer's own pages (mastodon-mock's account picker) or the
+stand-in's ``allow``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from anonbox.core.database import connect
+from tests.conftest import Creator, make_creator_in
+from tests.server import Server
+from tests.support.http import loopback_client
+from tests.support.mastodon import Mastodon, MastodonAccount
+from tests.support.misskey import MisskeyServer, MisskeyUser
+from tests.support.signin import signed_in
+
+SESSION_COOKIE = "anonbox_session"
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(scope="module")
+def mastodon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mastodon]:
+    server = Mastodon(tmp_path_factory.mktemp("mastodon") / "mastodon-mock.log")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def misskey() -> Iterator[MisskeyServer]:
+    server = MisskeyServer()
+    yield server
+    server.stop()
+
+
+def _start(database_url: str, log: Any, env: dict[str, str]) -> Server:
+    server = Server(database_url, log, env=env)
+    # Posts link to the public address: this server's own.
+    server.extra_env.setdefault("ANONBOX_PUBLIC_URL", server.url)
+    return server.start()
+
+
+@pytest.fixture(scope="module")
+def anonbox(
+    backend: str,
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Server]:
+    server = _start(
+        database_url_factory(backend),
+        tmp_path_factory.mktemp("fediverse") / f"anonbox-{backend}.log",
+        {"ANONBOX_FEDERATION_ALLOW_PRIVATE": "true", "ANONBOX_WEBHOOK_RETRY_SECONDS": "0.2"},
+    )
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def strict(
+    backend: str,
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Server]:
+    """An anonbox that may not reach private or loopback addresses (the default)."""
+    server = _start(
+        database_url_factory(backend),
+        tmp_path_factory.mktemp("fediverse") / f"strict-{backend}.log",
+        {},
+    )
+    yield server
+    server.stop()
+
+
+def csrf_of(page: str) -> str:
+    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert found, page
+    return found.group(1)
+
+
+_OPEN: list[httpx.Client] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_browsers() -> Iterator[None]:
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
+
+def browser(server: Server) -> httpx.Client:
+    """A fresh browser (closed after the test)."""
+    client = loopback_client(base_url=server.url, timeout=30)
+    _OPEN.append(client)
+    return client
+
+
+def signed_in_browser(server: Server, user_id: str) -> httpx.Client:
+    client = signed_in(server, user_id)
+    _OPEN.append(client)
+    return client
+
+
+def start_signin(client: httpx.Client, instance: str) -> httpx.Response:
+    """Open the sign-in page, type the instance, press the button."""
+    page = client.get("/signin")
+    assert page.status_code == 200, page.text
+    return client.post(
+        "/signin/fediverse", data={"csrf_token": csrf_of(page.text), "instance": instance}
+    )
+
+
+def back_at(client: httpx.Client, callback: str) -> httpx.Response:
+    """The browser arrives at anonbox's callback (an absolute URL on anonbox)."""
+    url = httpx.URL(callback)
+    return client.get(url.raw_path.decode())
+
+
+def signin_with_mastodon(
+    server: Server, mastodon: Mastodon, account: MastodonAccount
+) -> tuple[httpx.Client, httpx.Response]:
+    client = browser(server)
+    started = start_signin(client, mastodon.url)
+    assert started.status_code == 303, started.text
+    return client, back_at(client, mastodon.authorize(started.headers["location"], account))
+
+
+def signin_with_misskey(
+    server: Server, misskey: MisskeyServer, user: MisskeyUser
+) -> tuple[httpx.Client, httpx.Response]:
+    client = browser(server)
+    started = start_signin(client, misskey.state.url)
+    assert started.status_code == 303, started.text
+    return client, back_at(client, misskey.state.allow(started.headers["location"], user))
+
+
+def session_of(client: httpx.Client) -> dict[str, str]:
+    """API headers for the browser's session."""
+    return {"Authorization": f"Bearer {client.cookies[SESSION_COOKIE]}"}
+
+
+def link_account(
+    server: Server, creator: Creator, instance: str, allow: Callable[[str], str]
+) -> httpx.Response:
+    """From the account page of ``creator``: link the account at ``instance``; ``allow``
+    plays the person at the instance (takes its page's URL, gives the callback)."""
+    client = signed_in_browser(server, creator.user_id)
+    page = client.get("/dashboard/account")
+    assert page.status_code == 200, page.text
+    started = client.post(
+        "/dashboard/account/fediverse",
+        data={"csrf_token": csrf_of(page.text), "back": "/dashboard/account", "instance": instance},
+    )
+    assert started.status_code == 303, started.text
+    return back_at(client, allow(started.headers["location"]))
+
+
+def count_rows(server: Server, table: str) -> int:
+    async def run() -> int:
+        db = await connect(server.database_url)
+        try:
+            row = await db.fetchrow(f"SELECT COUNT(*) AS n FROM {table}")  # noqa: S608
+        finally:
+            await db.close()
+        assert row is not None
+        return int(row["n"])
+
+    return asyncio.run(run())
+
+
+@dataclass
+class Linked:
+    creator: Creator
+    api: httpx.Client
+
+
+def new_creator(server: Server) -> Creator:
+    return make_creator_in(server.database_url)
