@@ -318,9 +318,8 @@ def assert_error_from(response: httpx.Response, status: int, code: str, ip: str)
 
 
 def kept_ids(api: httpx.Client, creator: Creator) -> list[str]:
-    """The ids the creator still has, newest first: in the inbox or in the filtered folder
-    (where a block moves the blocked sender's unanswered messages). A dropped message is
-    in neither."""
+    """The ids the creator still has, newest first: in the inbox or in the filtered folder.
+    A dropped message is in neither."""
     ids = [item["id"] for item in inbox_items(api, creator)]
     listed = api.get(
         f"/message/{creator.link_id}/filtered", params={"limit": 100}, headers=creator.headers

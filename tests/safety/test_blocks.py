@@ -2,18 +2,20 @@
 
 A creator blocks "whoever sent this message". That sender's later messages, to any of
 the creator's links, get the same 201 as everyone's and are never stored; the block list
-shows the message, never anything that identifies the sender.
+shows the message, never anything that identifies the sender. Nothing already sent moves:
+that would show which messages share a sender.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.actions import assert_error, post_message
+from tests.actions import assert_error, inbox_items, post_message
 from tests.conftest import Creator
 from tests.safety.conftest import (
     HEX_DIGEST,
@@ -31,6 +33,7 @@ from tests.safety.conftest import (
     sent,
     utc_instant,
 )
+from tests.support.admin import make_account
 
 SOME_ULID = "01jabcdefghjkmnpqrstvwxyz0"
 
@@ -197,6 +200,127 @@ def test_each_creator_sees_only_their_own_blocks(
     refused = proxied.delete(f"/blocks/{block['id']}", headers=other.headers)
     assert_error(refused, 404, "not_found")
     assert blocks_of(proxied, creator) == [block]
+
+
+# --- a block moves nothing already sent ----------------------------------------------------
+
+
+def folder_items(api: httpx.Client, creator: Creator) -> list[dict[str, Any]]:
+    listed = api.get(
+        f"/message/{creator.link_id}/filtered", params={"limit": 100}, headers=creator.headers
+    )
+    assert listed.status_code == 200, listed.text
+    return list(listed.json()["data"]["items"])
+
+
+def mute(api: httpx.Client, creator: Creator, word: str) -> None:
+    muted = api.post("/muted-words", json={"word": word}, headers=creator.headers)
+    assert muted.status_code == 201, muted.text
+
+
+def waiting_of(api: httpx.Client, creators: list[Creator]) -> list[list[dict[str, Any]]]:
+    """Everything each link shows its creator: the inbox and the filtered folder, in order."""
+    return [[*inbox_items(api, c), {"folder": True}, *folder_items(api, c)] for c in creators]
+
+
+def assert_nothing_moved_and_next_is_dropped(
+    api: httpx.Client,
+    creator: Creator,
+    links: list[Creator],
+    before: list[list[dict[str, Any]]],
+    blocked: list[Sender],
+    others: list[Sender],
+) -> None:
+    """Every link shows exactly what it showed before the block; a new message from each
+    ``blocked`` sender is answered 201 and kept nowhere, one from each of ``others``
+    arrives."""
+    assert waiting_of(api, links) == before
+    for n, sender in enumerate(blocked):
+        dropped = send(api, creator.link_id, f"after the block {n}", sender)
+        assert_created_message(dropped, f"after the block {n}")
+    assert waiting_of(api, links) == before
+    arrived = [sent(api, creator.link_id, f"not blocked {n}", o) for n, o in enumerate(others)]
+    assert kept_ids(api, creator)[: len(arrived)] == arrived[::-1]
+
+
+def test_blocking_a_sender_moves_none_of_their_waiting_messages(
+    deployment: Deployment, proxied: httpx.Client, new_creator: Callable[[], Creator]
+) -> None:
+    """The attack of issue 32: three messages from one sender and one from another; the
+    creator blocks the sender of one of them. Had the sender's other waiting messages moved
+    to the filtered folder, the creator would know which ones came from that person."""
+    creator = new_creator()
+    second_link = add_link(deployment.proxied.database_url, creator)
+    word = f"zqmuted{uuid.uuid4().hex[:8]}"
+    mute(proxied, creator, word)
+    sender, other = new_sender(), new_sender()
+    one = sent(proxied, creator.link_id, "one", sender)
+    sent(proxied, creator.link_id, "someone else", other)
+    sent(proxied, creator.link_id, "two", sender)
+    sent(proxied, creator.link_id, "three", sender)
+    sent(proxied, creator.link_id, f"in the folder, {word}", sender)  # stays in the folder
+    sent(proxied, second_link.link_id, "on the other link", sender)
+    links = [creator, second_link]
+    before = waiting_of(proxied, links)
+    assert [len(inbox_items(proxied, c)) for c in links] == [4, 1]
+
+    block = block_sender_of(proxied, creator, one)
+    assert block["message_excerpt"] == "one"
+    assert_nothing_moved_and_next_is_dropped(
+        proxied, creator, links, before, blocked=[sender], others=[other, new_sender()]
+    )
+    # To the other link too.
+    dropped = send(proxied, second_link.link_id, "there too", sender)
+    assert_created_message(dropped, "there too")
+    assert waiting_of(proxied, [second_link]) == before[1:]
+
+
+def test_blocking_a_network_moves_none_of_its_waiting_messages(
+    proxied: httpx.Client, new_creator: Callable[[], Creator]
+) -> None:
+    creator = new_creator()
+    sender, other = new_sender(), new_sender()
+    one = sent(proxied, creator.link_id, "one", sender)
+    sent(proxied, creator.link_id, "someone else", other)
+    sent(proxied, creator.link_id, "two", sender)
+    sent(proxied, creator.link_id, "next door", neighbour_of(sender, 2))
+    v6 = new_ipv6_network()
+    v6_one = sent(proxied, creator.link_id, "v6 one", Sender(f"{v6}::1"))
+    sent(proxied, creator.link_id, "v6 next door", Sender(f"{v6.rsplit(':', 1)[0]}:ff00::9"))
+    before = waiting_of(proxied, [creator])
+
+    assert block_network_of(proxied, creator, one)["network"] is True
+    assert block_network_of(proxied, creator, v6_one)["network"] is True
+    assert_nothing_moved_and_next_is_dropped(
+        proxied,
+        creator,
+        [creator],
+        before,
+        blocked=[sender, neighbour_of(sender, 3), Sender(f"{v6.rsplit(':', 1)[0]}:1234::5")],
+        others=[other],
+    )
+
+
+def test_a_site_wide_block_moves_none_of_the_senders_waiting_messages(
+    deployment: Deployment, proxied: httpx.Client, new_creator: Callable[[], Creator]
+) -> None:
+    admin = make_account(deployment.proxied.database_url, admin=True)
+    creator, someone_else = new_creator(), new_creator()
+    sender, other = new_sender(), new_sender()
+    one = sent(proxied, creator.link_id, "one", sender)
+    sent(proxied, creator.link_id, "someone else", other)
+    sent(proxied, creator.link_id, "two", sender)
+    sent(proxied, someone_else.link_id, "elsewhere", sender)
+    before = waiting_of(proxied, [creator, someone_else])
+
+    blocked = proxied.post(f"/admin/messages/{one}/block-sender", headers=admin.headers)
+    assert blocked.status_code == 201, blocked.text
+    assert_nothing_moved_and_next_is_dropped(
+        proxied, creator, [creator, someone_else], before, blocked=[sender], others=[other]
+    )
+    dropped = send(proxied, someone_else.link_id, "there too", sender)
+    assert_created_message(dropped, "there too")
+    assert waiting_of(proxied, [someone_else]) == before[1:]
 
 
 # --- refusals -------------------------------------------------------------------------------

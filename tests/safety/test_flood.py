@@ -22,13 +22,16 @@ from altcha.v1 import Challenge, ChallengeOptions, create_challenge, solve_chall
 from anonbox.core.settings import DEVELOPMENT_SECRET
 from tests.actions import inbox_items
 from tests.conftest import Creator, make_creator_in
+from tests.core.test_ratelimit import REDIS_URL, _require_redis
 from tests.safety.conftest import TRUST_LOOPBACK, assert_error_from, new_sender
 from tests.server import Server
 from tests.support.http import loopback_client
+from tests.test_concurrency import race, statuses
 
 LINK_RATE = 4  # posts a minute before a link is under a flood
 LEAST_NUMBERS = 2000  # the least difficulty, small so that tests solve fast
 SERVICE_RATE = 6
+RACERS = 15  # posts fired at once with one solution
 
 
 def _server(
@@ -70,6 +73,35 @@ def service_flooded(
         "ANONBOX_PROOF_OF_WORK_NUMBERS": str(LEAST_NUMBERS),
     }
     yield from _server(request, database_url_factory, tmp_path_factory, "service", env)
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def flooded_pair(
+    request: pytest.FixtureRequest,
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Server, Server]]:
+    """Two instances of the flooded configuration sharing one database and one Redis."""
+    _require_redis()
+    env = {
+        **TRUST_LOOPBACK,
+        "ANONBOX_LIMIT_LINK": f"{LINK_RATE}/60",
+        "ANONBOX_PROOF_OF_WORK_NUMBERS": str(LEAST_NUMBERS),
+        "ANONBOX_REDIS_URL": REDIS_URL,
+        "ANONBOX_RATE_LIMIT_FAIL": "closed",
+    }
+    shared = database_url_factory(request.param)
+    logs = tmp_path_factory.mktemp("flood-pair-logs")
+    pair = tuple(
+        Server(shared, logs / f"{name}-{request.param}.log", env=env) for name in ("a", "b")
+    )
+    try:
+        for server in pair:  # one after the other: the first migrates the shared database
+            server.start(60)
+        yield pair[0], pair[1]
+    finally:
+        for server in pair:
+            server.stop()
 
 
 def post(api: httpx.Client, link_id: str, text: str, *, proof: str | None = None) -> httpx.Response:
@@ -150,6 +182,48 @@ def test_a_solution_is_taken_once_and_only_by_its_own_link(flooded: Server) -> N
         challenge_of(post(api, first.link_id, "replayed", proof=proof))
         assert "replayed" not in texts(api, first)
         assert "a stolen proof" not in texts(api, second)
+
+
+def _one_proof_raced(servers: tuple[Server, ...]) -> None:
+    """Flood a link, solve its challenge once, then send that one solution with RACERS
+    posts at once, from as many senders, spread over ``servers``: one post lands, every
+    other is asked for a proof again."""
+    creator = make_creator_in(servers[0].database_url)
+    clients = [loopback_client(base_url=server.url, timeout=30) for server in servers]
+    try:
+        api = clients[0]
+        flood(api, creator.link_id, LINK_RATE)
+        proof = solve(challenge_of(post(api, creator.link_id, "asking")))
+        before = texts(api, creator)
+
+        answers = race(
+            RACERS,
+            lambda i: post(clients[i % len(clients)], creator.link_id, f"proved {i}", proof=proof),
+        )
+
+        assert statuses(answers) == {201: 1, 429: RACERS - 1}, [a.text for a in answers]
+        for refused in (a for a in answers if a.status_code == 429):
+            challenge_of(refused)
+        [landed] = [a.json()["data"]["message_content"] for a in answers if a.status_code == 201]
+        assert texts(api, creator) == [landed, *before]
+    finally:
+        for opened in clients:
+            opened.close()
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_one_solution_sent_with_many_posts_at_once_lets_one_in(
+    flooded: Server, round_: int
+) -> None:
+    _one_proof_raced((flooded,))
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_one_solution_sent_at_once_through_two_instances_lets_one_in(
+    flooded_pair: tuple[Server, Server], round_: int
+) -> None:
+    """The spent solutions are in the shared Redis: the other instance knows at once."""
+    _one_proof_raced(flooded_pair)
 
 
 def _encoded(payload: object) -> str:

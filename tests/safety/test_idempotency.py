@@ -12,16 +12,21 @@ import httpx
 import pytest
 
 from tests.actions import assert_error, inbox_items
-from tests.conftest import Creator
+from tests.conftest import Creator, make_creator_in
 from tests.safety.conftest import (
+    SENDER_LINK_LIMIT,
     assert_created_message,
     block_sender_of,
+    client,
     kept_ids,
     new_sender,
     send,
     sent,
 )
 from tests.server import Server
+from tests.test_concurrency import race, statuses
+
+RACERS = 15  # retries fired at once
 
 
 def new_key() -> str:
@@ -163,3 +168,32 @@ def test_a_key_with_control_characters_is_400_and_nothing_lands(
         assert b'"validation_failed"' in payload
     assert kept_ids(api, creator) == []
     assert api.get("/readyz").status_code == 200
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_retries_with_one_key_through_two_instances_at_once_land_once(
+    redis_pair: tuple[Server, Server], round_: int
+) -> None:
+    """A client retrying through a load balancer: the key's record is one row in the
+    shared database (unique on link and key, ``ON CONFLICT DO NOTHING``), so one post is
+    accepted whichever instance each retry reaches. The pair allows a sender
+    SENDER_LINK_LIMIT posts a minute to a link (counted in the shared Redis): that many
+    retries race to write, every other is a 429 or, once the first is committed, its
+    answer again."""
+    creator = make_creator_in(redis_pair[0].database_url)
+    key = new_key()
+    clients = [client(server) for server in redis_pair]
+    try:
+        answers = race(RACERS, lambda i: send(clients[i % 2], creator.link_id, "retried", key=key))
+        counted = statuses(answers)
+        assert set(counted) <= {201, 429}, [a.text for a in answers]
+        assert counted[201] >= SENDER_LINK_LIMIT, [a.text for a in answers]
+        for limited in (a for a in answers if a.status_code == 429):
+            assert_error(limited, 429, "rate_limited")
+        accepted = {a.json()["data"]["id"] for a in answers if a.status_code == 201}
+        assert len(accepted) == 1, answers
+        for api in clients:
+            assert kept_ids(api, creator) == list(accepted)
+    finally:
+        for opened in clients:
+            opened.close()

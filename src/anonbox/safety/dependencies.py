@@ -1,12 +1,11 @@
-"""What safety provides to handlers: the process's gate."""
+"""What safety provides to handlers: the process's gate (built at start-up:
+``anonbox.wiring``)."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from litestar.params import Dependency
-
+from anonbox.core.access import INJECTED, UNCHECKED
 from anonbox.safety.gate import Gate
 
-# How handlers ask for the process's gate (the app provides it as ``gate``).
-GateDep = Annotated[Gate, Dependency(skip_validation=True)]
+GateDep = Annotated[Gate, INJECTED, UNCHECKED]

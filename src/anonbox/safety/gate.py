@@ -70,12 +70,19 @@ class Gate:
         }
 
     async def throttle(
-        self, db: Database, *, link_id: str, address: IPAddress | None, proof: str | None
+        self,
+        db: Database,
+        *,
+        link_id: str,
+        address: IPAddress | None,
+        proof: str | None,
+        account: str | None = None,
     ) -> SenderId | None:
         """Count an anonymous post against the sender's limits (429 past them), then the
         link's and the service's (past them, a proof of work is needed), and return the
-        sender's keyed hash."""
-        sender = None if address is None else await self.keys.current(db, address)
+        sender's keyed hash. A signed-in sender (``account``) is limited as their account,
+        from whichever network, and their networks as anyone's are."""
+        sender = None if address is None else await self.keys.current(db, address, account)
         checks: list[tuple[Limit, str]] = []
         if sender is not None and address is not None:
             checks += [
@@ -120,15 +127,22 @@ class Gate:
         address: IPAddress | None,
         text: str,
         proof: str | None = None,
+        account: str | None = None,
     ) -> Admission:
         """Admit a post: count it against the limits (a 429, or a proof of work asked),
         then tell whether its sender is blocked and whether it holds a muted word; with
-        the link's ``muted`` setting that decides if it is stored, filtered or dropped."""
-        sender = await self.throttle(db, link_id=link_id, address=address, proof=proof)
+        the link's ``muted`` setting that decides if it is stored, filtered or dropped.
+        ``account``: the signed-in sender's user id, on a link for signed-in senders only;
+        they are then known (hashed, limited, blocked) by it rather than by their network."""
+        sender = await self.throttle(
+            db, link_id=link_id, address=address, proof=proof, account=account
+        )
         blocked = (
             sender is not None
             and address is not None
-            and await is_blocked(db, self.keys, owner_id=owner_id, address=address, current=sender)
+            and await is_blocked(
+                db, self.keys, owner_id=owner_id, address=address, current=sender, account=account
+            )
         )
         # Looked up for a blocked sender too, so that a block takes the same steps.
         muted_words = await muted_of(db, owner_id)

@@ -8,13 +8,12 @@ from anonbox.core.database import Connection, Row
 
 _BLOCK_COLUMNS = "SELECT id, message_excerpt, created_at, network FROM blocks"
 
-# One indexed aggregate for the creator's list, two for the site's (at most
-# MAX_MUTED_WORDS rows): the one query a post makes for muted words.
+# The versions of the creator's list and of the site's (migration 0025): two primary-key
+# reads, the one query a post makes for muted words however long the lists are.
+SITE = "site"  # the owner of the site's muted phrases (a creator's is their id)
 _VERSIONS = (
-    "SELECT count(*) AS n, max(id) AS newest,"
-    " (SELECT count(*) FROM muted_phrases) AS site_n,"
-    " (SELECT max(id) FROM muted_phrases) AS site_newest"
-    " FROM muted_words WHERE user_id = $1"
+    "SELECT (SELECT version FROM muted_list_versions WHERE owner = $1) AS own,"
+    " (SELECT version FROM muted_list_versions WHERE owner = $2) AS site"
 )
 
 
@@ -23,8 +22,8 @@ _VERSIONS = (
 
 async def message_sender(conn: Connection, *, message_id: str, link_id: str | None) -> Row | None:
     """The message's content and its sender's hashes (under ``link_id`` when given)."""
-    # In the inbox, or in the filtered folder (where a block moves a sender's waiting
-    # messages): a message there can be blocked as well.
+    # In the inbox, or in the filtered folder (where a muted word put it): a message there
+    # can be blocked as well.
     columns = "content, sender_epoch, sender_hash, sender_network_hash"
     where = "id = $1" if link_id is None else "id = $1 AND link_id = $2"
     sql = (
@@ -111,23 +110,35 @@ async def rekey_block(
 
 
 async def muted_versions(conn: Connection, owner_id: str) -> Row:
-    """The creator's list's size and newest id (``n``, ``newest``), and the site's
-    (``site_n``, ``site_newest``)."""
-    row = await conn.fetchrow(_VERSIONS, owner_id)
-    assert row is not None, "an aggregate always answers a row"
+    """The versions of the creator's list (``own``) and of the site's (``site``); None for
+    a list that never held anything."""
+    row = await conn.fetchrow(_VERSIONS, owner_id, SITE)
+    assert row is not None, "a select of two subqueries always answers a row"
     return row
 
 
+async def muted_list_changed(conn: Connection, owner: str) -> None:
+    """Bump the version of ``owner``'s list (a creator's id, or ``SITE``), in the
+    transaction that changes it."""
+    await conn.execute(
+        "INSERT INTO muted_list_versions (owner, version) VALUES ($1, 1)"
+        " ON CONFLICT (owner) DO UPDATE SET version = muted_list_versions.version + 1",
+        owner,
+    )
+
+
 async def site_phrases(conn: Connection) -> list[str]:
-    """The site's muted phrases, folded."""
-    rows = await conn.fetch("SELECT normalized FROM muted_phrases")
-    return [row["normalized"] for row in rows]
+    """The site's muted phrases as shown (normalised by the matcher, so a change of
+    normalisation holds for phrases muted before it too)."""
+    rows = await conn.fetch("SELECT phrase FROM muted_phrases")
+    return [row["phrase"] for row in rows]
 
 
 async def muted_words_of(conn: Connection, owner_id: str) -> list[str]:
-    """The creator's muted words, folded."""
-    rows = await conn.fetch("SELECT normalized FROM muted_words WHERE user_id = $1", owner_id)
-    return [row["normalized"] for row in rows]
+    """The creator's muted words as shown (normalised by the matcher, so a change of
+    normalisation holds for words muted before it too)."""
+    rows = await conn.fetch("SELECT word FROM muted_words WHERE user_id = $1", owner_id)
+    return [row["word"] for row in rows]
 
 
 async def insert_muted_word(

@@ -1,11 +1,8 @@
 """Safety's types: the bodies of its endpoints (blocks, muted words), and the values its
-rules pass around (a sender's keyed hash, the sender of a message to block, a creator's
-muted words ready to match)."""
+rules pass around (a sender's keyed hash, the sender of a message to block). Muted words
+are matched by ``safety.matching``."""
 
-import bisect
 import ipaddress
-import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -14,12 +11,12 @@ from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
 from anonbox.core.openapi import keep_component_names
-from anonbox.core.text import TEXT_PATTERN
+from anonbox.core.text import text_pattern
+from anonbox.safety.matching import DEFAULT_IGNORABLE
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 MAX_WORD_CHARACTERS = 100
-_NOT_WORD_CHARACTER = re.compile(r"\W")
 
 
 # --- senders -----------------------------------------------------------------------------
@@ -56,19 +53,24 @@ class MessageSender:
     excerpt: str
     sender: SenderId
 
-    @property
-    def sender_key(self) -> tuple[int, str]:
-        return self.sender.epoch, self.sender.hash
-
 
 # --- muted words -------------------------------------------------------------------------
+
+# A muted word (and a site-wide phrase) as the API document states it: the text rule, where
+# default-ignorable code points count as blank too, since matching removes them
+# (``safety.matching.normalised``; a word of nothing but a zero-width space is refused as
+# "blank"). The planes above the first are left out: ECMA-262 patterns without the ``u``
+# flag cannot name them, and only tag and format characters of theirs are ignorable.
+WORD_PATTERN = text_pattern(
+    "".join(f"\\u{first:04x}-\\u{last:04x}" for first, last in DEFAULT_IGNORABLE if last <= 0xFFFF)
+)
 
 
 class MuteIn(msgspec.Struct):
     # Documented here, checked in the service (``service.checked_word``) with its own codes.
     word: Annotated[
         str,
-        KwargDefinition(min_length=1, max_length=MAX_WORD_CHARACTERS, pattern=TEXT_PATTERN),
+        KwargDefinition(min_length=1, max_length=MAX_WORD_CHARACTERS, pattern=WORD_PATTERN),
     ]
 
 
@@ -81,49 +83,6 @@ class MutedWordOut(msgspec.Struct):
 class MutedWordList(msgspec.Struct):
     items: list[MutedWordOut]
 
-
-def folded(text: str) -> str:
-    """Text as it is compared: NFKC, case-folded, without combining marks, single-spaced."""
-    decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text).casefold())
-    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return " ".join(unicodedata.normalize("NFC", bare).split())
-
-
-@dataclass(frozen=True, slots=True)
-class MutedWords:
-    """A creator's folded muted words, ready to match."""
-
-    words: frozenset[str]
-    lengths: frozenset[int]
-
-    @classmethod
-    def of(cls, words: list[str]) -> "MutedWords":
-        return cls(frozenset(words), frozenset(len(word) for word in words))
-
-    def joined(self, other: "MutedWords") -> "MutedWords":
-        return MutedWords(self.words | other.words, self.lengths | other.lengths)
-
-    def found_in(self, text: str) -> bool:
-        r"""Whether ``text`` holds one of the words whole: not preceded or followed by a
-        word character (what the regular expression ``(?<!\w)word(?!\w)`` finds)."""
-        if not self.words:
-            return False
-        text = folded(text)
-        breaks = [found.start() for found in _NOT_WORD_CHARACTER.finditer(text)]
-        starts = [0, *(i + 1 for i in breaks)]  # nothing or a non-word character before
-        ends = [*breaks, len(text)]  # nothing or a non-word character after
-        longest = max(self.lengths)
-        for start in starts:
-            first = bisect.bisect_right(ends, start)
-            for end in ends[first:]:
-                if end - start > longest:
-                    break
-                if end - start in self.lengths and text[start:end] in self.words:
-                    return True
-        return False
-
-
-NO_MUTED_WORDS = MutedWords.of([])
 
 keep_component_names("anonbox.safety.blocks", BlockOut, BlockList)
 keep_component_names("anonbox.safety.mutes", MutedWordOut, MutedWordList)

@@ -13,6 +13,12 @@ in the database:
 
 So a hash recognises a sender for the retention period (90 days by default) and no
 longer; that is the price of keeping nothing that identifies a person.
+
+On a link that takes messages from signed-in senders only, a sender is their account
+instead (``account_of``): the same keyed hash of the account's id, so a block of their
+message blocks the account from any network, their limits follow the account, and the
+creator learns no more than from a network's hash. Their network's hash (for "block this
+network" and the wider limits) is kept as for anyone.
 """
 
 from __future__ import annotations
@@ -36,6 +42,16 @@ def network_of(address: IPAddress) -> bytes:
     if isinstance(address, ipaddress.IPv6Address):
         return b"6" + address.packed[:8]
     return b"4" + address.packed
+
+
+def account_of(user_id: str) -> bytes:
+    """What identifies a signed-in sender: their account (never stored as such)."""
+    return b"a" + user_id.encode()
+
+
+def identity_of(address: IPAddress, account: str | None) -> bytes:
+    """The sender: their account when they are known by one, else their network."""
+    return network_of(address) if account is None else account_of(account)
 
 
 # The networks around a sender that are limited too, looser: a household or phone gets a
@@ -90,11 +106,15 @@ class SenderKeys:
         epoch = self.epoch_at(now_us())
         return epoch, await self.key(db, epoch) or await self._open_epoch(db, epoch)
 
-    async def current(self, db: Database, address: IPAddress) -> SenderId:
+    async def current(
+        self, db: Database, address: IPAddress, account: str | None = None
+    ) -> SenderId:
+        """The sender's keyed hash now: their ``account``'s (a signed-in sender's user id)
+        when given, else their network's."""
         epoch, key = await self._current_key(db)
         return SenderId(
             epoch=epoch,
-            hash=self.hash_with(key, address),
+            hash=self.hash_with(key, address, account),
             network=self.network_hash_with(key, address),
         )
 
@@ -107,8 +127,8 @@ class SenderKeys:
         ]
 
     @staticmethod
-    def hash_with(key: bytes, address: IPAddress) -> str:
-        return hmac.new(key, network_of(address), hashlib.sha256).hexdigest()
+    def hash_with(key: bytes, address: IPAddress, account: str | None = None) -> str:
+        return hmac.new(key, identity_of(address, account), hashlib.sha256).hexdigest()
 
     @staticmethod
     def network_hash_with(key: bytes, address: IPAddress) -> str:

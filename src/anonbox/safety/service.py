@@ -13,27 +13,28 @@ A block may also cover the sender's whole network (``network``: the IPv4 /24 or 
 around them, ``senders.network_of_block``), for a sender who rotates addresses; it is
 kept as that network's keyed hash, and is a block of its own beside the sender's.
 
-A block applies to the messages already waiting too: in the block's transaction, the
-sender's (or network's) unanswered messages of the same key period move to their links'
-filtered folders, on the creator's links or, for a site-wide block, on every link
-(found by index; a sender's messages of one period are few, their rate being limited).
-Answered messages stay; across periods a sender cannot be recognised, by design.
+A block applies to new messages only: nothing already waiting moves, in the inbox or
+anywhere else. Moving the sender's (or network's) other waiting messages would show the
+creator exactly which messages share a sender, the one thing a block must never tell
+(``docs/decisions.md``, issue 32). The blocked message itself stays where it is too.
 
 Muted words: a creator's list of words that make a message disappear on arrival.
 
-Matching is on whole words, after the same folding on both sides: NFKC (so full-width
-letters and ligatures are plain letters), case folding, and accents removed. "Idiot",
-"IDIOT", "ídiot" and the same in full-width letters all match a muted "idiot";
-"idiotic" does not.
+Matching (``safety.matching``) normalises text and words the same way (NFKC, case,
+width and kana folding, accents and invisible characters removed, kana voicing kept),
+finds words anywhere in scripts written without spaces (Japanese, Chinese, Korean,
+Thai…) and elsewhere as whole words with their plural: a muted "idiot" catches "IDIOT",
+"ídiot", "id\u200biot" and "idiots" but not "idiotic"; a muted "ばか" catches "バカ" and
+"ﾊﾞｶ" in "お前はﾊﾞｶだ" but not "はか".
 
-A creator may mute at most ``MAX_MUTED_WORDS`` words. Matching costs the same however
-many there are: the words are a set, and a message is looked up in it by its stretches
-between word boundaries (at most ``MAX_WORD_CHARACTERS`` long), never by one pattern of
-all the words. Each process keeps every creator's set until their list changes, which a
-cheap query (count and newest id) notices on every post, on every instance.
+A creator may mute at most ``MAX_MUTED_WORDS`` words. They are matched by one
+Aho-Corasick automaton, one pass over a post whatever the list's length, never by one
+pattern of all the words. Each process keeps every creator's automaton until their list
+changes, which a cheap query (count and newest id) notices on every post, on every
+instance; the site's phrases are an automaton of their own, shared by every creator.
 
 The site's muted phrases (``muted_phrases``, kept by admins through ``moderation``) are
-muted words of every link: they join each creator's own set and act exactly like them.
+muted words of every link: they join each creator's own list and act exactly like them.
 The same query that checks a creator's list checks the site's, so they cost no query of
 their own on a post, and no instance matches a stale site list either.
 
@@ -49,32 +50,33 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from anonbox.core.clock import isoformat_us, now_us
-from anonbox.core.database import Connection, Database, Row
+from anonbox.core.database import Connection, Database, Row, one_at_a_time
 from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from anonbox.core.ids import new_ulid
 from anonbox.core.text import contains_control_characters
 from anonbox.messages.filtered import repository as filtered_repository
 from anonbox.safety import repository
+from anonbox.safety.matching import NOTHING, Matcher, normalised
 from anonbox.safety.schemas import (
     MAX_WORD_CHARACTERS,
-    NO_MUTED_WORDS,
     BlockList,
     BlockOut,
     IPAddress,
     MessageSender,
     MutedWordList,
     MutedWordOut,
-    MutedWords,
     SenderId,
-    folded,
 )
 from anonbox.safety.senders import SenderKeys
 
 _EXCERPT_CHARACTERS = 120
-# What a word becomes once folded: NFKC may lengthen it (the column holds 400).
+# What a word becomes once normalised: NFKC may lengthen it (the column holds 400).
 MAX_FOLDED_CHARACTERS = 400
 MAX_MUTED_WORDS = 1000
 _CACHED_CREATORS = 10_000
+# And at most this many words in all across them: an automaton takes about 250 bytes a
+# word (measured with 1,000 words), so the cache stays within about 100 MB.
+_CACHED_WORDS = 400_000
 # How many waiting (unanswered) messages, newest first, a newly muted word is looked for
 # in: a bound on the work done in the transaction that mutes it.
 MOVE_SCAN_LIMIT = 10_000
@@ -103,27 +105,17 @@ async def sender_of(conn: Connection, *, message_id: str, link_id: str | None) -
 async def block(
     db: Connection,
     *,
-    dialect: str,
     owner_id: str | None,
     target: MessageSender,
     network: bool = False,
 ) -> BlockOut:
     """Block the sender of this message (or with ``network``, their whole network) for
-    ``owner_id``'s links, or everywhere when ``owner_id`` is None, and move their waiting
-    messages to the filtered folders (run it in a transaction). Blocking one message
-    twice the same way answers with the same block."""
+    ``owner_id``'s links, or everywhere when ``owner_id`` is None, from their next message
+    on: no message already stored moves. Blocking one message twice the same way answers
+    with the same block."""
     sender_hash = target.sender.network if network else target.sender.hash
     if sender_hash is None:
         raise Conflict("This message is too old: its sender's network can no longer be recognised")
-    await filtered_repository.move_from_sender(
-        db,
-        dialect,
-        owner_id=owner_id,
-        sender_epoch=target.sender.epoch,
-        sender_hash=sender_hash,
-        network=network,
-        now=now_us(),
-    )
     existing = await repository.block_of_message(
         db, owner_id=owner_id, message_id=target.message_id, network=network
     )
@@ -172,9 +164,17 @@ async def unblock(db: Database, *, owner_id: str, block_id: str) -> None:
 
 
 async def is_blocked(
-    db: Database, keys: SenderKeys, *, owner_id: str, address: IPAddress, current: SenderId
+    db: Database,
+    keys: SenderKeys,
+    *,
+    owner_id: str,
+    address: IPAddress,
+    current: SenderId,
+    account: str | None = None,
 ) -> bool:
-    """Whether this sender, or their network, is blocked by the link's owner or site-wide."""
+    """Whether this sender (their ``account`` when they are known by one:
+    ``senders.identity_of``), or their network, is blocked by the link's owner or
+    site-wide."""
     rows = await repository.blocks_against(db, owner_id)
     # Per period: the sender's hash and their network's, as each block of that period has it.
     hashes: dict[int, tuple[str, str | None] | None] = {
@@ -188,7 +188,10 @@ async def is_blocked(
             hashes[epoch] = (
                 None
                 if key is None
-                else (keys.hash_with(key, address), keys.network_hash_with(key, address))
+                else (
+                    keys.hash_with(key, address, account),
+                    keys.network_hash_with(key, address),
+                )
             )
         known = hashes[epoch]
         is_network = bool(row["network"])
@@ -211,61 +214,68 @@ class TooManyMutedWords(Conflict):
     code = "too_many_muted_words"
 
 
-Version = tuple[int, str | None]  # a list's size and newest id: any change alters it
+Version = int  # of a list: bumped by every change (safety.repository.muted_list_changed)
 
 
 @dataclass(frozen=True, slots=True)
 class _Cached:
-    own_version: Version
-    own: MutedWords
-    site_version: Version
-    both: MutedWords
+    version: Version
+    own: Matcher
 
 
-# owner -> their words, and with the site's: seen stale on the next post after any change
-# (a word added or removed, on any instance).
+# owner -> their words' automaton: seen stale on the next post after any change (a word
+# added or removed, on any instance). The site's phrases are one automaton for everyone.
 _cache: OrderedDict[str, _Cached] = OrderedDict()
-_site: tuple[Version, MutedWords] = ((0, None), NO_MUTED_WORDS)
+_cached_words = 0
+_site: tuple[Version, Matcher] = (0, NOTHING)
 
 
-async def _site_phrases(db: Database, version: Version) -> MutedWords:
+async def _site_phrases(db: Database, version: Version) -> Matcher:
     global _site
     if _site[0] != version:
-        _site = (version, MutedWords.of(await repository.site_phrases(db)))
+        _site = (version, Matcher.of(await repository.site_phrases(db)))
     return _site[1]
 
 
-async def muted_of(db: Database, owner_id: str) -> MutedWords:
+async def _own_words(db: Database, owner_id: str, version: Version) -> Matcher:
+    global _cached_words
+    cached = _cache.get(owner_id)
+    if cached is not None and cached.version == version:
+        _cache.move_to_end(owner_id)
+        return cached.own
+    own = Matcher.of(await repository.muted_words_of(db, owner_id))
+    if cached is not None:
+        _cached_words -= cached.own.size
+    _cache[owner_id] = _Cached(version, own)
+    _cache.move_to_end(owner_id)
+    _cached_words += own.size
+    while len(_cache) > 1 and (len(_cache) > _CACHED_CREATORS or _cached_words > _CACHED_WORDS):
+        _, evicted = _cache.popitem(last=False)
+        _cached_words -= evicted.own.size
+    return own
+
+
+async def muted_of(db: Database, owner_id: str) -> Matcher:
     """The creator's muted words together with the site's muted phrases."""
     row = await repository.muted_versions(db, owner_id)
-    own_version: Version = (int(row["n"]), row["newest"])
-    site_version: Version = (int(row["site_n"]), row["site_newest"])
-    if own_version[0] == 0:
-        return NO_MUTED_WORDS if site_version[0] == 0 else await _site_phrases(db, site_version)
-    cached = _cache.get(owner_id)
-    if cached is not None and (cached.own_version, cached.site_version) == (
-        own_version,
-        site_version,
-    ):
-        _cache.move_to_end(owner_id)
-        return cached.both
-    if cached is not None and cached.own_version == own_version:
-        own = cached.own
-    else:
-        own = MutedWords.of(await repository.muted_words_of(db, owner_id))
-    both = own if site_version[0] == 0 else own.joined(await _site_phrases(db, site_version))
-    _cache[owner_id] = _Cached(own_version, own, site_version, both)
-    _cache.move_to_end(owner_id)
-    if len(_cache) > _CACHED_CREATORS:
-        _cache.popitem(last=False)
-    return both
+    own_version, site_version = row["own"], row["site"]
+    own = NOTHING if own_version is None else await _own_words(db, owner_id, int(own_version))
+    if site_version is None:
+        return own
+    return own.joined(await _site_phrases(db, int(site_version)))
+
+
+async def muted_list_changed(conn: Connection, owner_id: str | None) -> None:
+    """Say, in the transaction that changed it, that the creator's list of muted words
+    (None: the site's muted phrases) changed: every process builds it again."""
+    await repository.muted_list_changed(conn, repository.SITE if owner_id is None else owner_id)
 
 
 def checked_word(text: str, *, field: str) -> tuple[str, str]:
-    """A word or phrase to mute as shown (single-spaced) and as matched (folded); 400 when
-    it is blank, longer than ``MAX_WORD_CHARACTERS``, or holds a control character."""
+    """A word or phrase to mute as shown (single-spaced) and as matched (normalised); 400
+    when it is blank, longer than ``MAX_WORD_CHARACTERS``, or holds a control character."""
     shown = " ".join(text.split())
-    normalized = folded(shown)
+    normalized = normalised(shown)
     if not normalized or len(text) > MAX_WORD_CHARACTERS:
         raise ValidationFailed(
             f"{field} must be 1 to {MAX_WORD_CHARACTERS} characters, not only whitespace",
@@ -284,9 +294,7 @@ def checked_word(text: str, *, field: str) -> tuple[str, str]:
     return shown, normalized
 
 
-async def move_muted(
-    conn: Connection, dialect: str, *, owner_id: str | None, words: MutedWords, now: int
-) -> int:
+async def move_muted(conn: Connection, *, owner_id: str | None, words: Matcher, now: int) -> int:
     """Move the waiting messages holding one of ``words`` to their folders: of
     ``owner_id``'s links, or of every link; the newest ``MOVE_SCAN_LIMIT`` are looked at.
     How many moved."""
@@ -300,7 +308,7 @@ async def move_muted(
         seen += len(rows)
         before = str(rows[-1]["id"])
         caught = [str(row["id"]) for row in rows if words.found_in(row["content"])]
-        moved += await filtered_repository.move_ids(conn, dialect, ids=caught, now=now)
+        moved += await filtered_repository.move_ids(conn, ids=caught, now=now)
     return moved
 
 
@@ -311,6 +319,9 @@ async def mute(db: Database, *, owner_id: str, word: str) -> MutedWordOut:
     now = now_us()
     word_id = new_ulid(now)
     async with db.transaction() as tx:
+        # Alone for this creator, on every instance: the insert counts the list first, and
+        # parallel ones on PostgreSQL all counted below the cap before any was added.
+        await one_at_a_time(tx, f"muted_words:{owner_id}")
         inserted = await repository.insert_muted_word(
             tx,
             word_id=word_id,
@@ -321,9 +332,8 @@ async def mute(db: Database, *, owner_id: str, word: str) -> MutedWordOut:
             most=MAX_MUTED_WORDS,
         )
         if inserted:
-            await move_muted(
-                tx, db.dialect, owner_id=owner_id, words=MutedWords.of([normalized]), now=now
-            )
+            await muted_list_changed(tx, owner_id)
+            await move_muted(tx, owner_id=owner_id, words=Matcher.of([shown]), now=now)
     if not inserted:
         if await repository.muted_word_exists(db, owner_id=owner_id, normalized=normalized):
             raise Conflict(f"{shown!r} is already muted")
@@ -344,5 +354,7 @@ async def muted_words(db: Database, *, owner_id: str) -> MutedWordList:
 
 
 async def unmute(db: Database, *, owner_id: str, word_id: str) -> None:
-    if not await repository.delete_muted_word(db, owner_id=owner_id, word_id=word_id):
-        raise NotFound("No muted word with this id among yours")
+    async with db.transaction() as tx:
+        if not await repository.delete_muted_word(tx, owner_id=owner_id, word_id=word_id):
+            raise NotFound("No muted word with this id among yours")
+        await muted_list_changed(tx, owner_id)
