@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import io
 import secrets
 import sqlite3
 import uuid
@@ -17,6 +18,7 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from PIL import Image
 
 from anonbox.auth.sessions import open_session
 from anonbox.core.clock import now_us
@@ -162,6 +164,7 @@ class Furnished:
     webhook_secret: str = ""
     push_endpoint: str = ""
     report_reason: str = ""
+    avatar_url: str = ""
 
     def ok(self, api: httpx.Client, method: str, path: str, **kwargs: Any) -> Any:
         headers = kwargs.pop("headers", self.creator.headers)
@@ -186,12 +189,13 @@ class Furnished:
             self.webhook_url,
             self.push_endpoint,
             self.report_reason.split()[0],
+            self.avatar_url.rsplit("/", 1)[-1].removesuffix(".webp"),  # the upload's id
         }
 
 
 def furnish(server: Server, api: httpx.Client) -> Furnished:
-    """A creator with two links, messages (one answered twice, one liked, one blocked and so
-    in the filtered folder, one reported), a muted word and a message it dropped (the
+    """A creator with two links, messages (one answered twice, one liked, one blocked, one
+    reported), a muted word, a message it filtered and one it dropped (the
     second link is set to drop), an extra API key, a webhook, a push
     device and an e-mail notice choice."""
     creator = make_creator_in(server.database_url)
@@ -217,14 +221,16 @@ def furnish(server: Server, api: httpx.Client) -> Furnished:
     account.ok(api, "PUT", f"{base}/{liked}/like")
     account.liked.add(liked)
     account.ok(api, "POST", f"{base}/{blocked}/block")
-    account.blocked_excerpt = account.messages[blocked]
-    # Unanswered, it moved to the filtered folder with the block.
-    account.filtered[blocked] = account.messages.pop(blocked)
+    account.blocked_excerpt = account.messages[blocked]  # it stays: a block moves nothing
     account.report_reason = unique("report reason")
     reported_answer = api.post(f"{base}/{reported}/report", json={"reason": account.report_reason})
     assert reported_answer.status_code == 201, reported_answer.text
     account.muted_word = f"zqmuted{uuid.uuid4().hex[:10]}"
     account.ok(api, "POST", "/muted-words", json={"word": account.muted_word})
+    text = unique(f"filtered, it holds {account.muted_word}")
+    held = send(api, account.link_ids[0], text)  # the first link keeps it, in its folder
+    assert held.status_code == 201, held.text
+    account.filtered[held.json()["data"]["id"]] = text
     account.ok(api, "PATCH", f"/links/{second}", json={"muted": "drop"})  # dropped, not filtered
     dropped = send(api, second, f"this has {account.muted_word} in it")
     assert dropped.status_code == 201, dropped.text
@@ -240,6 +246,13 @@ def furnish(server: Server, api: httpx.Client) -> Furnished:
     account.push_endpoint = body["endpoint"]
     account.ok(api, "POST", "/push/subscriptions", json=body)
     account.ok(api, "PUT", "/notifications/email", json={"mode": "daily"})
+    picture = io.BytesIO()
+    Image.new("RGB", (32, 32), (200, 40, 40)).save(picture, "PNG")
+    uploaded = account.ok(
+        api, "PUT", "/account/avatar", content=picture.getvalue(),
+        headers={**creator.headers, "Content-Type": "image/png"},
+    )  # fmt: skip
+    account.avatar_url = uploaded["avatar_url"]
     return account
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -197,3 +198,52 @@ def test_two_instances_erase_each_account_exactly_once(
     finally:
         second.stop()
     assert "Traceback" not in second.log()
+
+
+def database_files(database_url: str) -> dict[str, bytes]:
+    """The SQLite database's files as they are on disk: the database, its WAL and index."""
+    path = Path(database_url.removeprefix("sqlite:///"))
+    return {
+        suffix or ".db": Path(f"{path}{suffix}").read_bytes()
+        for suffix in ("", "-wal", "-shm")
+        if Path(f"{path}{suffix}").exists()
+    }
+
+
+def copies(database_url: str, needles: set[str]) -> list[str]:
+    files = database_files(database_url)
+    return [f"{name}: {n!r}" for name, data in files.items() for n in needles if n.encode() in data]
+
+
+# SQLite's only: PostgreSQL's files are the server's (docs/decisions.md says what stays).
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_erased_texts_leave_no_copy_in_the_sqlite_files(quick: Server) -> None:
+    """SQLite keeps what a delete changed in its WAL, and deleted cells in free space; after
+    the erasure neither the database file, the WAL nor its index holds a word of it."""
+    with loopback_client(base_url=quick.url, timeout=60) as api:
+        victim = make_creator_in(quick.database_url)
+        session = signed_in(quick.database_url, victim.user_id)
+        needles = set()
+        message_ids = []
+        for text in (unique("zqwalsecret"), "消えるはずの秘密の言葉" + unique("ひみつ")):
+            for _ in range(3):  # several pages, several WAL frames
+                sent = send(api, victim.link_id, text)
+                assert sent.status_code == 201, sent.text
+                message_ids.append(sent.json()["data"]["id"])
+            needles.add(text)
+        reply = "返事もまた消える" + unique("zqreply")
+        answered = api.post(
+            f"/message/{victim.link_id}/{message_ids[0]}",
+            json={"message_content": reply},
+            headers=victim.headers,
+        )
+        assert answered.status_code == 201, answered.text
+        needles.add(reply)
+        assert len(copies(quick.database_url, needles)) >= len(needles), "the check finds them"
+
+        before = quick.log().count(ERASED_LINE)
+        assert api.post("/account/deletion", headers=session).status_code == 201
+        wait_until(lambda: quick.log().count(ERASED_LINE) > before)
+
+    assert copies(quick.database_url, needles) == []
+    assert database_files(quick.database_url).get("-wal", b"") == b""  # emptied, truncated

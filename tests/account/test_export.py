@@ -41,6 +41,7 @@ def test_the_export_holds_everything_the_account_made(server: Server, api: httpx
     assert data["format"] == "anonbox-export/1"
     assert data["profile"]["user_id"] == account.creator.user_id
     assert data["profile"]["email"] == account.email
+    assert data["profile"]["avatar_url"] == account.avatar_url
     assert [link["id"] for link in data["links"]] == account.link_ids
     assert all("user_id" not in link and isinstance(link["paused"], bool) for link in data["links"])
     assert data["links"][1]["prompt"].endswith("second prompt")

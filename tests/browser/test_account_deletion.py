@@ -51,7 +51,7 @@ def test_a_creator_downloads_their_data_deletes_the_account_and_cancels(
         assert gone.json()["error"]["code"] == "link_gone", gone.text
         assert gone.json()["message"] == "This link is no longer available"
     page.goto(f"{site.url}/dashboard")
-    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()  # signed out
+    expect(page.get_by_role("heading", name="Sign in", exact=True)).to_be_visible()  # signed out
 
     page.goto(off_the_loop(signin_link_command, site.server, email))
     expect(page).to_have_url(f"{site.url}/dashboard/deletion")

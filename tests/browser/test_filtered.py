@@ -11,6 +11,7 @@ from collections.abc import Callable
 from playwright.sync_api import BrowserContext, expect
 
 from tests.browser.conftest import DESKTOP, Site, off_the_loop
+from tests.browser.test_links_page import save_settings
 from tests.support.http import loopback_client
 from tests.support.signin import signin_link_command
 
@@ -43,7 +44,7 @@ def test_the_folder_is_seen_restored_from_and_emptied_with_a_confirmation(
     first = post(site, link_id, f"first {word}")
     second = post(site, link_id, f"second {word}")
     page.goto(f"{site.url}/dashboard/links/{link_id}")
-    expect(page.locator("#messages article")).to_have_count(1)
+    expect(page.locator("#messages .message-row")).to_have_count(1)
     expect(page.locator(f"#m-{plain}")).to_be_visible()
     expect(page.locator("#filtered-link")).to_have_text("Filtered (2)")
 
@@ -56,7 +57,7 @@ def test_the_folder_is_seen_restored_from_and_emptied_with_a_confirmation(
     expect(page.locator("#filtered-messages article")).to_have_count(1)
     expect(page.locator(f"#f-{second}")).to_be_visible()
     page.get_by_role("link", name="Back to the inbox").click()
-    expect(page.locator("#messages article")).to_have_count(2)
+    expect(page.locator("#messages .message-row")).to_have_count(2)
     expect(page.locator(f"#m-{first}")).to_be_visible()
     expect(page.locator("#filtered-link")).to_have_text("Filtered (1)")
 
@@ -74,12 +75,12 @@ def test_the_folder_is_seen_restored_from_and_emptied_with_a_confirmation(
     # Set to drop: a message with the word goes nowhere.
     page.get_by_role("link", name="Back to the inbox").click()
     page.get_by_label("Messages with a muted word").select_option("drop")
-    page.get_by_role("button", name="Save settings").click()
+    save_settings(page)
     expect(page.get_by_label("Messages with a muted word")).to_have_value("drop")
     post(site, link_id, f"third {word}")
     page.reload()
     expect(page.locator("#filtered-link")).to_have_text("Filtered (0)")
-    expect(page.locator("#messages article")).to_have_count(2)
+    expect(page.locator("#messages .message-row")).to_have_count(2)
 
 
 def test_a_stranger_cannot_open_or_empty_someone_elses_folder(
@@ -116,7 +117,7 @@ def test_an_open_inbox_drops_a_message_a_word_muted_in_another_tab_moves(
     kept = post(site, link_id, "nothing muted here")
     doomed = post(site, link_id, f"this has {word}")
     inbox.goto(f"{site.url}/dashboard/links/{link_id}")
-    expect(inbox.locator("#messages article")).to_have_count(2)
+    expect(inbox.locator("#messages .message-row")).to_have_count(2)
     expect(inbox.locator("#filtered-link")).to_have_text("Filtered (0)")
     new_one = post(site, link_id, f"and {word} again, arriving live")
     expect(inbox.locator(f"#m-{new_one}")).to_be_visible()
@@ -129,7 +130,7 @@ def test_an_open_inbox_drops_a_message_a_word_muted_in_another_tab_moves(
     expect(settings.locator("#muted-words")).to_contain_text(word)
 
     # Without a reload: both cards go, the folder's count and the unread count follow.
-    expect(inbox.locator("#messages article")).to_have_count(1)
+    expect(inbox.locator("#messages .message-row")).to_have_count(1)
     expect(inbox.locator(f"#m-{kept}")).to_be_visible()
     expect(inbox.locator(f"#m-{doomed}")).to_have_count(0)
     expect(inbox.locator("#filtered-link")).to_have_text("Filtered (2)")

@@ -143,14 +143,17 @@ def test_the_creator_sees_the_flood_and_blocks_the_network_it_comes_from(
     screenshot(page, "dashboard-under-a-flood")
 
     # The flood's messages come from one /24: blocking its network drops the rest of it.
-    newest = page.locator("article.message").first
+    newest = page.locator(".message-row").first
     expect(newest.locator(".message-content")).to_have_text(f"flood {LINK_RATE - 1}")
-    newest.get_by_role("button", name="Block their network").click()
+    newest.get_by_role("link").click()
+    page.get_by_role("button", name="Block their network").click()
+    expect(page.locator("#toast p")).to_contain_text("Network blocked")
+    page.get_by_role("link", name="← Inbox").click()
     expect(page.locator("#inbox-title")).to_be_visible()
     assert proved_post(flooded, link_id, "more of the flood", "198.18.0.250") == 201
     assert proved_post(flooded, link_id, "someone else", "198.51.100.7") == 201
     page.reload()
-    contents = page.locator("article.message .message-content").all_text_contents()
+    contents = page.locator(".message-row .message-content").all_text_contents()
     assert contents[0] == "someone else"
     assert "more of the flood" not in contents
 

@@ -45,7 +45,7 @@ def test_a_message_arrives_live_and_its_answer_goes_public(
     sender.locator("#send").click()
     expect(sender.locator("#sent")).to_be_visible()
 
-    message = creator.locator("article[data-message-id]", has_text=question)
+    message = creator.locator(".message-row", has_text=question)
     expect(message).to_be_visible()
     expect(message.locator(".message-content")).to_have_text(question)
     expect(creator.locator("#unread-count")).to_have_text("1")
@@ -53,8 +53,10 @@ def test_a_message_arrives_live_and_its_answer_goes_public(
     screenshot(creator, "dashboard")
 
     answer = "A book about lighthouses."
-    message.get_by_label("Reply").fill(answer)
-    message.get_by_role("button", name="Send reply").click()
+    message.get_by_role("link").click()
+    expect(creator.locator("article.message .message-content")).to_have_text(question)
+    creator.get_by_label("Your answer").fill(answer)
+    creator.get_by_role("button", name="Send reply").click()
     replied = creator.locator("article[data-message-id]", has_text=question)
     expect(replied.locator(".reply-content")).to_have_text(answer)
     screenshot(creator, "dashboard-replied")

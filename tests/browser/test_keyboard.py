@@ -23,7 +23,7 @@ FOCUSED = """() => {
   const outlined = style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2;
   const name = (el.getAttribute('aria-label') || el.innerText || el.value || el.name || '');
   return {what: el.tagName.toLowerCase() + '#' + el.id, name: name.trim(),
-          action: el.getAttribute('formaction') || '',
+          action: el.getAttribute('formaction') || el.getAttribute('href') || '',
           visible: outlined || style.boxShadow !== 'none'};
 }"""
 
@@ -88,32 +88,35 @@ def test_the_creator_path_with_the_keyboard_alone(
     with site.api() as api:
         message_id = post_message(api, link_id, "Do you read with a keyboard too?")
     expect(live).to_have_text("A new message arrived.")
-    arrived = page.locator(f"#m-{message_id}")  # added live: its buttons act on it
-    expect(arrived.get_by_role("button", name="Like")).to_have_attribute(
-        "formaction", f"/dashboard/links/{link_id}/messages/{message_id}/like"
+    arrived = page.locator(f"#m-{message_id}")  # added live: it opens its own page
+    expect(arrived.get_by_role("link")).to_have_attribute(
+        "href", f"/dashboard/links/{link_id}/messages/{message_id}"
     )
     with site.api() as api:
         post_message(api, link_id, "And a second one.")
     expect(live).to_have_text("2 new messages arrived.")
 
-    # Read it and reply: the skip link first, then into the message's reply field.
+    # Open it and reply: Tab to it in the list, Enter, then into its reply field.
     page.reload()
+    tab_to(page, with_formaction(f"/messages/{message_id}"))
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
     article = page.locator(f"#m-{message_id}")
     expect(article.locator(".message-content")).to_have_text("Do you read with a keyboard too?")
     tab_to(page, with_id(f"reply-{message_id}"))
     page.keyboard.type("Only with a keyboard.")
     tab_to(page, named("Send reply"))
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
-    article = page.locator(f"#m-{message_id}")
+    page.keyboard.press("Enter")  # in place: no reload, and the focus goes on to Share
     expect(article.locator(".reply-content")).to_have_text("Only with a keyboard.")
+    expect(page.locator("#share")).to_be_focused()
+    expect(page.locator("#toast p")).to_have_text("Reply sent. Share your answer below.")
 
-    # Like it with Space; the button says it is pressed.
+    # Like it with Space; the button says it is pressed, and keeps the focus.
     tab_to(page, with_formaction(f"/messages/{message_id}/like"))
-    with page.expect_navigation():
-        page.keyboard.press("Space")
+    page.keyboard.press("Space")
     liked = page.locator(f"#m-{message_id}").get_by_role("button", name="Unlike")
     expect(liked).to_have_attribute("aria-pressed", "true")
+    expect(liked).to_be_focused()
 
     # Share the answer: Tab down to the pressed button, Shift+Tab back up to Share.
     tab_to(page, with_formaction(f"/messages/{message_id}/like"))
@@ -122,11 +125,17 @@ def test_the_creator_path_with_the_keyboard_alone(
     [call] = shared(page)
     assert call["head"] == PNG_SIGNATURE
 
-    # Delete the reply (above the share buttons), then sign out.
-    tab_to(page, named("Delete reply"), back=True)
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
-    expect(page.locator(f"#m-{message_id} .reply-content")).to_have_count(0)
+    # Delete the reply (above the share buttons): gone at once, back with Undo, then gone
+    # for good once the toast's few seconds pass; then sign out.
+    tab_to(page, named("Delete reply…"), back=True)
+    page.keyboard.press("Enter")
+    expect(page.locator(f"#m-{message_id} .reply-content")).to_be_hidden()
+    expect(page.locator("#undo")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator(f"#m-{message_id} .reply-content")).to_be_visible()
+    expect(page.get_by_role("link", name="Delete reply…")).to_be_focused()  # back where it was
+    page.keyboard.press("Enter")
+    expect(page.locator(f"#m-{message_id} .reply-content")).to_have_count(0, timeout=10_000)
     tab_to(page, named("Sign out"))
     with page.expect_navigation():
         page.keyboard.press("Enter")

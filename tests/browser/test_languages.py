@@ -34,7 +34,7 @@ def test_live_messages_say_when_in_the_creators_language_and_keep_it_current(
     sender.locator("#send").click()
     expect(sender.locator("#sent")).to_be_visible()
 
-    arrived = creator.locator("article[data-message-id]", has_text="지금 뭐 읽어요?")
+    arrived = creator.locator(".message-row", has_text="지금 뭐 읽어요?")
     when = arrived.locator("time")
     expect(when).to_have_text("방금 전")
     expect(when).to_have_attribute("title", re.compile(r"\d{4}년"))

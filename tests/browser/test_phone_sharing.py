@@ -132,15 +132,26 @@ def test_the_dashboard_shares_answers_and_shows_the_link_as_a_qr_code(
     with site.api() as api:
         waiting = post_message(api, link_id, "Not answered yet")
         done = post_message(api, link_id, "Answered already")
-    page.reload()
-    page.locator(f"#m-{done}").get_by_label("Reply").fill("Here is my answer.")
-    page.locator(f"#m-{done}").get_by_role("button", name="Send reply").click()
+    inbox = page.url
+    page.goto(f"{site.url}/dashboard/links/{link_id}/messages/{waiting}")
+    expect(page.locator(".share-actions")).to_have_count(0)  # nothing to share yet
+    page.goto(f"{site.url}/dashboard/links/{link_id}/messages/{done}")
+    page.get_by_label("Your answer").fill("Here is my answer.")
+    page.get_by_role("button", name="Send reply").click()
     expect(page.locator(f"#m-{done} .reply-content")).to_have_text("Here is my answer.")
-    expect(page.locator(f"#m-{waiting} .share-actions")).to_have_count(0)  # nothing to share
-    page.locator(f"#m-{done}").get_by_role("button", name="Share", exact=True).click()
+    # Share is offered at once, with the card: the share sheet (bound after the page came
+    # in place), the download and the copy.
+    share = page.locator("#share")
+    expect(share).to_be_focused()
+    share.get_by_role("button", name="Share", exact=True).click()
     [call] = shared(page)
     assert call["head"] == PNG_SIGNATURE
     assert call["url"] == f"{site.url}/{link_id}#answer-{done}"
+    expect(share.get_by_role("link", name="Download card")).to_have_attribute(
+        "href", f"/{link_id}/{done}/card.png"
+    )
+    screenshot(page, "dashboard-answered-share")
+    page.goto(inbox)
 
     qr = page.locator("#link-qr")
     expect(qr).to_have_attribute("alt", "QR code of your link")

@@ -22,13 +22,16 @@ from pathlib import Path
 
 import pytest
 import regex
+import segno
 from fontTools.ttLib import TTFont
 from PIL import Image, ImageChops, ImageDraw, ImageFont, ImageStat
 
+from anonbox.account.avatar import AvatarRef, generated_key, picture
 from anonbox.web.cards import fonts as card_fonts
-from anonbox.web.cards.draw import CardLabels, render_card, render_link_card
+from anonbox.web.cards.draw import CardLabels, qr_box, render_card, render_link_card
 from anonbox.web.cards.fonts import Face, FontSet, installed
 from anonbox.web.cards.text import layout, paragraphs
+from tests.support.cards import drawn_modules
 
 REFERENCES = Path(__file__).parent / "reference"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "cards"
@@ -404,3 +407,68 @@ def test_the_longest_texts_stay_inside_the_card(fonts: FontSet, kind: str) -> No
     assert footer.getcolors() == [(1080 * 40, (61, 43, 214))]
     boxes = image.crop((80, 300, 1000, 1760))  # text was drawn in the boxes
     assert len(boxes.getcolors(maxcolors=1 << 16) or range(99)) > 10
+
+
+def test_an_answer_card_carries_its_links_address(fonts: FontSet) -> None:
+    # Someone who sees the card in a story can find where to ask (issue 31, item 3).
+    sample = SAMPLES["japanese"]
+    texts = {"prompt": sample.prompt, "message": sample.message, "reply": sample.reply}
+    with_address = render_card(**texts, name=sample.name, url="anonbox.example/a1b2c3d4e5f")
+    _compare("japanese-with-address", with_address)
+    assert with_address != render_card(**texts, name=sample.name)
+    assert with_address != render_card(**texts, name=sample.name, url="anonbox.example/other")
+
+
+def test_the_link_card_says_its_invitation_once(fonts: FontSet) -> None:
+    # The default prompt is the invitation the card is headed with: drawn once, not twice,
+    # whatever its case and closing punctuation (which would show if it were drawn).
+    def link_card(prompt: str, labels: CardLabels) -> bytes:
+        return render_link_card(name="Zoë", prompt=prompt, url="x/y", labels=labels)
+
+    english = CardLabels(invitation="Send me anonymous messages")
+    variants = ("Send me anonymous messages", "Send me anonymous messages!", "SEND ME ANONYMOUS.")
+    cards = {link_card(prompt, english) for prompt in variants[:2]}
+    cards.add(link_card("SEND ME ANONYMOUS MESSAGES.", english))
+    assert len(cards) == 1
+    assert link_card(variants[2], english) not in cards  # another prompt is drawn
+    japanese = CardLabels(invitation="匿名でメッセージを送ってね")
+    plain = link_card("匿名でメッセージを送ってね", japanese)
+    assert link_card("匿名でメッセージを送ってね\uff01", japanese) == plain
+
+
+# --- the creator's picture and the QR code (issue 31, item 3) -------------------------------
+
+
+def test_the_link_card_draws_the_qr_code_of_its_address(fonts: FontSet) -> None:
+    address = "https://anonbox.example/a1b2c3d4e5f"
+    png = render_link_card(
+        name="さくら",
+        prompt=LINK_SAMPLE["prompt"],
+        url="anonbox.example/a1b2c3d4e5f",
+        qr=address,
+        avatar=picture(AvatarRef("generated", generated_key("01JSAKURA"))),
+    )
+    _compare("link-with-qr-and-avatar", png)
+    # What a phone's camera reads: the symbol segno makes of the address, module for module,
+    # and not the symbol of any other address.
+    expected = segno.make(address, error="m", micro=False, boost_error=False).matrix
+    assert drawn_modules(png, address) == [[bool(cell) for cell in row] for row in expected]
+    other = segno.make(address + "x", error="m", micro=False, boost_error=False).matrix
+    assert drawn_modules(png, address) != [[bool(cell) for cell in row] for row in other]
+    # The quiet zone beside it is white, four modules wide (its outer corners are rounded).
+    left, top, module, count = qr_box(address)
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    zone = image.crop((left - 4 * module, top, left, top + count * module))
+    assert zone.getcolors() == [(zone.width * zone.height, (255, 255, 255))]
+
+
+def test_an_answer_card_leads_with_the_creators_picture_and_name(fonts: FontSet) -> None:
+    sample = SAMPLES["japanese"]
+    texts = {"prompt": sample.prompt, "message": sample.message, "reply": sample.reply}
+    url = "anonbox.example/a1b2c3d4e5f"
+    generated = picture(AvatarRef("generated", generated_key("01JSAKURA")))
+    with_picture = render_card(**texts, name=sample.name, url=url, avatar=generated)
+    _compare("japanese-with-avatar", with_picture)
+    neutral = render_card(**texts, name=sample.name, url=url, avatar=picture(AvatarRef("neutral")))
+    assert len({with_picture, neutral, render_card(**texts, name=sample.name, url=url)}) == 3
+    assert render_card(**texts, name="Zoë", url=url, avatar=generated) != with_picture

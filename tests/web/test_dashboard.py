@@ -137,10 +137,21 @@ def api(servers: dict[str, Server]) -> Iterator[httpx.Client]:
         yield client
 
 
+def row(page: str, message_id: str) -> str:
+    """The message's entry in the inbox's list (a line or two, a link to its page)."""
+    found = re.search(rf'<li[^>]*data-message-id="{message_id}".*?</li>', page, re.S)
+    assert found, page
+    return found.group(0)
+
+
 def article(page: str, message_id: str) -> str:
+    """The message on its own page."""
     found = re.search(rf'<article[^>]*data-message-id="{message_id}".*?</article>', page, re.S)
     assert found, page
     return found.group(0)
+
+
+ROW_IDS = r'<li class="message-row[^"]*" id="m-[0-9a-z]{26}" data-message-id="([0-9a-z]{26})"'
 
 
 def unread_count(page: str) -> int:
@@ -253,26 +264,123 @@ def test_an_expired_access_cookie_is_renewed_with_the_refresh_cookie(
 # --- the inbox and its actions ------------------------------------------------------------
 
 
-def test_the_inbox_shows_messages_and_a_reply_form_answers(
+def test_the_inbox_lists_messages_and_each_opens_a_page_that_answers_it(
     browser: Browser, api: httpx.Client
 ) -> None:
     message_id = post_message(api, browser.link_id, "What are you reading?")
-    page = browser.client.get("/dashboard")
-    entry = article(page.text, message_id)
+    page_url = f"/dashboard/links/{browser.link_id}/messages/{message_id}"
+    entry = row(browser.client.get("/dashboard").text, message_id)
     assert "What are you reading?" in entry
-    assert 'for="reply-' in entry
-    assert ">Reply</label>" in entry
+    assert f'href="{page_url}"' in entry  # a tap opens it
+    assert "<form" not in entry
+    assert "<button" not in entry
+
+    opened = browser.client.get(page_url)
+    assert opened.status_code == 200
+    assert opened.headers["cache-control"] == "no-store"
+    entry = article(opened.text, message_id)
+    assert "What are you reading?" in entry
+    assert f'for="reply-{message_id}"' in entry
+    assert 'id="share"' not in entry  # nothing to share before an answer
 
     answered = browser.submit(
-        f"/dashboard/links/{browser.link_id}/messages/{message_id}/reply",
-        {"message_content": "A book about lighthouses.", "back": "/dashboard?filter=all"},
+        f"{page_url}/reply", {"message_content": "A book about lighthouses.", "back": page_url}
     )
 
     assert answered.status_code == 303, answered.text
-    assert answered.headers["location"] == "/dashboard?filter=all"
+    # Back on the message's page, saying so, at Share: offered as soon as it is answered.
+    assert answered.headers["location"] == f"{page_url}?done=replied#share"
     [reply] = reply_items(api, browser.creator, message_id)
     assert reply["message_content"] == "A book about lighthouses."
-    assert "A book about lighthouses." in article(browser.client.get("/dashboard").text, message_id)
+    after = browser.client.get(f"{page_url}?done=replied").text
+    assert "A book about lighthouses." in article(after, message_id)
+    assert "Reply sent. Share your answer below." in after
+    share = re.search(r'<section class="answer-share" id="share".*?</section>', after, re.S)
+    assert share, after
+    assert f'href="/{browser.link_id}/{message_id}/card.png" download' in share.group(0)
+    assert "data-focus" in share.group(0)
+    assert 'class="message-row' in row(browser.client.get("/dashboard").text, message_id)
+    assert "Answered" in row(browser.client.get("/dashboard").text, message_id)
+
+
+def test_a_message_of_another_link_or_creator_has_no_page(
+    make_browser: Callable[[], Browser], api: httpx.Client
+) -> None:
+    browser, other_browser = make_browser(), make_browser()
+    theirs = post_message(api, other_browser.link_id, "not yours")
+    mine = post_message(api, browser.link_id, "yours")
+
+    assert browser.client.get(
+        f"/dashboard/links/{other_browser.link_id}/messages/{theirs}"
+    ).status_code in {403, 404}
+    # Their message under my link's address: no such message here.
+    assert (
+        browser.client.get(f"/dashboard/links/{browser.link_id}/messages/{theirs}").status_code
+        == 404
+    )
+    page = browser.client.get(f"/dashboard/links/{browser.link_id}/messages/{mine}")
+    assert page.status_code == 200
+    assert "not yours" not in page.text
+
+
+def test_deleting_asks_first_without_scripts_and_says_what_was_done(
+    browser: Browser, api: httpx.Client
+) -> None:
+    message_id = post_message(api, browser.link_id, "think twice")
+    reply_id = post_reply(api, browser.creator, message_id, "my answer")
+    page_url = f"/dashboard/links/{browser.link_id}/messages/{message_id}"
+    opened = browser.client.get(page_url).text
+    # "Delete…" is a link to a page that asks; a script undoes instead (data-undo-action).
+    assert f'href="{page_url}/delete"' in opened
+    assert f'href="{page_url}/replies/{reply_id}/delete"' in opened
+
+    asked = browser.client.get(f"{page_url}/replies/{reply_id}/delete")
+    assert asked.status_code == 200
+    assert "Delete this reply?" in asked.text
+    assert "my answer" in asked.text
+    assert reply_items(api, browser.creator, message_id) != []  # asking deleted nothing
+    gone = browser.submit(f"{page_url}/replies/{reply_id}/delete", {"back": page_url})
+    assert gone.headers["location"] == f"{page_url}?done=reply-deleted"
+    assert reply_items(api, browser.creator, message_id) == []
+
+    asked = browser.client.get(f"{page_url}/delete")
+    assert asked.status_code == 200
+    assert "Delete this message?" in asked.text
+    assert "think twice" in asked.text
+    back = re.search(r'name="back" value="([^"]*)"', asked.text)
+    assert back
+    assert back.group(1) == f"/dashboard/links/{browser.link_id}"
+    assert [m["id"] for m in inbox_items(api, browser.creator)] == [message_id]
+
+    deleted = browser.submit(f"{page_url}/delete", {"back": page_url})
+    # Its own page is gone: back to the inbox, which says so.
+    assert deleted.headers["location"] == f"/dashboard/links/{browser.link_id}?done=deleted"
+    assert inbox_items(api, browser.creator) == []
+    said = browser.client.get(deleted.headers["location"]).text
+    assert "Message deleted." in said
+    assert browser.client.get(page_url).status_code == 404
+    assert browser.client.get(f"{page_url}/delete").status_code == 404
+
+
+def test_each_action_says_what_it_did(browser: Browser, api: httpx.Client) -> None:
+    message_id = post_message(api, browser.link_id, "like me")
+    page_url = f"/dashboard/links/{browser.link_id}/messages/{message_id}"
+
+    liked = browser.submit(f"{page_url}/like", {"back": page_url})
+    unliked = browser.submit(f"{page_url}/like", {"back": page_url})
+    saved = browser.submit(
+        f"/dashboard/links/{browser.link_id}/settings",
+        {"prompt": "Ask me", "back": f"/dashboard/links/{browser.link_id}"},
+    )
+
+    assert liked.headers["location"] == f"{page_url}?done=liked"
+    assert unliked.headers["location"] == f"{page_url}?done=unliked"
+    assert saved.headers["location"] == f"/dashboard/links/{browser.link_id}?done=saved"
+    assert "Like taken back." in browser.client.get(unliked.headers["location"]).text
+    assert "Settings saved." in browser.client.get(saved.headers["location"]).text
+    # An unknown ?done= says nothing (and cannot make the page say anything else).
+    bogus = browser.client.get(f"{page_url}?done=%3Cb%3Ehi").text
+    assert '<p id="done" class="notice done empty" tabindex="-1"></p>' in bogus
 
 
 def test_like_delete_reply_delete_message_and_block_through_forms(
@@ -295,18 +403,22 @@ def test_like_delete_reply_delete_message_and_block_through_forms(
     assert browser.submit(f"{base}/{doomed}/delete").status_code == 303
     assert [m["id"] for m in inbox_items(api, creator)] == [kept]
 
+    # Two more from the same sender (this test, from 127.0.0.1), waiting.
+    same_sender = [post_message(api, browser.link_id, f"again {n}") for n in range(2)]
+    before = inbox_items(api, creator)
+    assert [m["id"] for m in before] == [*same_sender[::-1], kept]
     assert browser.submit(f"{base}/{kept}/block").status_code == 303
     blocked = api.get("/blocks", headers=creator.headers).json()["data"]["items"]
     assert [b["message_excerpt"] for b in blocked] == ["keep me"]
-    # Unanswered (its reply was deleted), the blocked message moves to the filtered folder.
-    assert inbox_items(api, creator) == []
+    # Nothing already sent moves: not the blocked message, not the sender's other ones.
+    assert inbox_items(api, creator) == before
     folder = api.get(f"/message/{browser.link_id}/filtered", headers=creator.headers)
-    assert [m["id"] for m in folder.json()["data"]["items"]] == [kept]
-    # The blocked sender (this test, from 127.0.0.1) is dropped silently from now on.
+    assert folder.json()["data"]["items"] == []
+    # The blocked sender is dropped silently from now on.
     post_message(api, browser.link_id, "after the block")
-    assert inbox_items(api, creator) == []
+    assert inbox_items(api, creator) == before
     folder = api.get(f"/message/{browser.link_id}/filtered", headers=creator.headers)
-    assert [m["id"] for m in folder.json()["data"]["items"]] == [kept]
+    assert folder.json()["data"]["items"] == []
 
 
 def test_filters_show_what_they_say(browser: Browser, api: httpx.Client) -> None:
@@ -320,7 +432,7 @@ def test_filters_show_what_they_say(browser: Browser, api: httpx.Client) -> None
     def shown(which: str) -> set[str]:
         page = browser.client.get(f"/dashboard/links/{browser.link_id}", params={"filter": which})
         assert page.status_code == 200, page.text
-        return set(re.findall(r'<article[^>]*data-message-id="([0-9a-z]{26})"', page.text))
+        return set(re.findall(ROW_IDS, page.text))
 
     assert shown("all") == {plain, answered, liked}
     assert shown("answered") == {answered}
@@ -336,12 +448,12 @@ def test_the_unread_count_goes_down_after_viewing(browser: Browser, api: httpx.C
 
     first = browser.client.get(inbox)
     assert unread_count(first.text) == 3
-    assert len(re.findall(r'class="card message unread" id="m-[0-9a-z]{26}"', first.text)) == 3
+    assert len(re.findall(r'class="message-row unread" id="m-[0-9a-z]{26}"', first.text)) == 3
 
     second = browser.client.get(inbox)
     assert unread_count(second.text) == 0
     unread_page = browser.client.get(inbox, params={"filter": "unread"}).text
-    assert re.findall(r'<article[^>]*data-message-id="[0-9a-z]{26}"', unread_page) == []
+    assert re.findall(ROW_IDS, unread_page) == []
 
     post_message(api, browser.link_id, "one more")
     assert unread_count(browser.client.get(inbox).text) == 1
@@ -662,12 +774,15 @@ def test_a_script_in_a_message_is_shown_as_text(browser: Browser, api: httpx.Cli
     hostile = '<script>alert("x")</script><img src=x onerror=alert(1)>'
     message_id = post_message(api, browser.link_id, hostile)
 
-    page = browser.client.get("/dashboard").text
+    inbox = browser.client.get("/dashboard").text
+    page = browser.client.get(f"/dashboard/links/{browser.link_id}/messages/{message_id}").text
 
+    assert "<script>alert" not in inbox
+    assert "<img src=x" not in inbox
     entry = article(page, message_id)
     assert "<script>alert" not in page
     assert "<img src=x" not in page
-    shown = re.search(r'<p class="message-content">(.*?)</p>', entry, re.S)
+    shown = re.search(r'<p class="message-content"[^>]*>(.*?)</p>', entry, re.S)
     assert shown
     assert "<" not in shown.group(1)
     assert html.unescape(shown.group(1)) == hostile

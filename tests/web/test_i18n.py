@@ -21,6 +21,7 @@ import httpx
 import pytest
 from babel.messages.pofile import read_po
 
+from anonbox.account.avatar import AvatarRef, picture
 from anonbox.core.i18n import translations
 from anonbox.web.cards.draw import CardLabels, render_link_card
 from tests.actions import post_message, post_reply
@@ -221,9 +222,12 @@ def test_a_card_speaks_its_creators_language_to_every_visitor(
     assert invitation != "Send me anonymous messages"
     public = api.get(f"/links/{creator.link_id}/public").json()["data"]
     assert japanese.content == render_link_card(
-        name=public["creator_name"].strip() or catalog.gettext("The creator"),
+        # Issue 31: no chosen name yet, so the card draws the neutral one, translated.
+        name=public["creator_name"] if public["creator_named"] else catalog.gettext("The creator"),
         prompt=public["prompt"],
         url=f"{server.url.split('://', 1)[1]}/{creator.link_id}",
+        qr=f"{server.url}/{creator.link_id}",
+        avatar=picture(AvatarRef("neutral")),
         labels=CardLabels(
             anonymous_message=catalog.gettext("Anonymous message"),
             replied=catalog.gettext("%(name)s replied"),
@@ -380,7 +384,9 @@ def test_times_read_how_long_ago_with_the_exact_time_in_the_creators_zone(
     _at(server, "replies", reply_id, datetime.fromtimestamp(time.time() - 180, tz=UTC))
     choose(browser, "en", "Asia/Tokyo")
 
-    dashboard = times_in(browser.get("/dashboard").text)
+    dashboard = times_in(
+        browser.get(f"/dashboard/links/{creator.link_id}/messages/{message_id}").text
+    )
 
     [asked] = [t for t in dashboard if t[0] == "2026-01-02T03:04:05.000Z"]
     assert asked[2] == "Jan 2, 2026"  # over a week ago: the date

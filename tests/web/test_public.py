@@ -17,6 +17,7 @@ import pytest
 from litestar import Litestar
 from PIL import Image
 
+from anonbox.account.avatar import AvatarRef, picture
 from anonbox.core.ids import LINK_ID_LENGTH
 from anonbox.web.cards.draw import render_link_card
 from tests.actions import assert_error, inbox_items, post_message, post_reply
@@ -253,7 +254,8 @@ def test_unknown_link_is_an_html_404_for_browsers_and_the_envelope_for_clients(
 
 def test_no_fixed_first_path_segment_can_be_a_link_id() -> None:
     """``/{link_id}`` sits beside the API's own paths; fixed paths win in the router, so a
-    link whose id equalled one would be unreachable. Link ids are 10 of [0-9a-z]."""
+    link whose id equalled one would be unreachable. New link ids are 11 of [0-9a-z]; those
+    made before issue 31 are 10, and must stay reachable too."""
     # Built here only to read its routes; importing it warns of Litestar deprecations.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -261,7 +263,7 @@ def test_no_fixed_first_path_segment_can_be_a_link_id() -> None:
 
         app = create_app().app
     assert isinstance(app, Litestar)
-    link_id = re.compile(rf"[0-9a-z]{{{LINK_ID_LENGTH}}}")
+    link_id = re.compile(rf"[0-9a-z]{{10,{LINK_ID_LENGTH}}}")
     firsts = {route.path.strip("/").split("/")[0] for route in app.routes}
     fixed = {segment for segment in firsts if segment and not segment.startswith("{")}
     assert {"message", "links", "static", "healthz"} <= fixed
@@ -427,8 +429,8 @@ def test_no_card_under_an_unknown_link(api: httpx.Client) -> None:
 def test_a_link_has_a_card_of_its_own(
     api: httpx.Client, creator: Creator, server: Server, artifacts_dir: Path
 ) -> None:
-    """ "Send me anonymous messages", the creator's name, the prompt and the address: the
-    card a creator posts to a story so people come and ask."""
+    """ "Send me anonymous messages", the creator's picture and name, the prompt, the QR
+    code and the address: the card a creator posts to a story so people come and ask."""
     made = api.post("/links", json={"prompt": "匿名で質問してね 💌"}, headers=creator.headers)
     assert made.status_code == 201, made.text
     link_id = made.json()["data"]["id"]
@@ -440,11 +442,15 @@ def test_a_link_has_a_card_of_its_own(
     image = Image.open(io.BytesIO(response.content))
     assert (image.format, image.size) == ("PNG", (1080, 1920))
     (artifacts_dir / "link-card.png").write_bytes(response.content)
-    # Exactly the card drawn for this name, this prompt and this server's address.
+    # Exactly the card drawn for this name, picture (none chosen: the neutral one), prompt
+    # and this server's address, typed and as a QR code.
+    assert public["creator_avatar_url"] == "/avatars/neutral.svg"
     assert response.content == render_link_card(
         name=public["creator_name"].strip() or "The creator",
         prompt="匿名で質問してね 💌",
         url=f"{urlsplit(server.url).netloc}/{link_id}",
+        qr=f"{server.url}/{link_id}",
+        avatar=picture(AvatarRef("neutral")),
     )
     again = api.get(f"/{link_id}/card.png", headers={"If-None-Match": response.headers["etag"]})
     assert again.status_code == 304

@@ -8,6 +8,7 @@ from anonbox.web.infra.routing import STATIC, page_router
 from anonbox.web.pages import (
     account,
     apidocs,
+    avatars,
     email_notices,
     events,
     filtered,
@@ -16,6 +17,7 @@ from anonbox.web.pages import (
     installable,
     language_switch,
     links,
+    message,
     moderation,
     notifications,
     public,
@@ -24,6 +26,7 @@ from anonbox.web.pages import (
     search,
     share_card,
     signin,
+    stream,
 )
 
 # Fixed paths come first: they must not read as link ids.
@@ -36,6 +39,7 @@ ROUTES: list[ControllerRouterHandler] = [
         *links.ROUTES,
         *filtered.ROUTES,
         *inbox.ROUTES,
+        *message.ROUTES,
         *search.ROUTES,
         *events.ROUTES,
         *account.ROUTES,
@@ -44,6 +48,8 @@ ROUTES: list[ControllerRouterHandler] = [
         *email_notices.ROUTES,
         *push.ROUTES,
         *apidocs.ROUTES,
+        *avatars.ROUTES,
+        *stream.ROUTES,
         *receipt.ROUTES,
         *public.ROUTES,
         *share_card.ROUTES,

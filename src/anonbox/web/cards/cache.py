@@ -14,6 +14,9 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from typing import Annotated
+
+from anonbox.core.access import INJECTED, UNCHECKED
 
 MAX_BYTES = 32 * 1024 * 1024  # about 200 cards
 RENDERERS = 2
@@ -63,3 +66,7 @@ class CardCache:
         while self._bytes > self._max_bytes and len(self._kept) > 1:
             _, evicted = self._kept.popitem(last=False)
             self._bytes -= len(evicted)
+
+
+# How the card pages take the process's cache (built at start-up: ``anonbox.wiring``).
+CardsDep = Annotated[CardCache, INJECTED, UNCHECKED]

@@ -7,6 +7,9 @@ order). The texts are wrapped to the card and shrunk until they fit; at the smal
 text that still does not fit is cut with an ellipsis (only hundreds of line breaks get
 there: 500 characters of words fit at every size). What the cards say besides the texts
 (``CardLabels``) is a parameter, English by default, so pages can pass their language's.
+
+Given the creator's picture, a card leads with it and their name; a link card also draws
+the QR code of its address (``qr_box`` says where), so a story's viewer can scan it.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass, field
 
+import regex
+import segno
 from PIL import Image, ImageDraw
 
 from anonbox.web.cards.fonts import FontSet, installed
@@ -87,15 +92,26 @@ def _fit(
     fonts: FontSet, texts: list[_Text], available: int, sizes: range, rtl: bool
 ) -> list[_Block]:
     """Lay the texts out at the largest size at which they fit together (a size is tried
-    by counting lines; only the one chosen is laid out in full)."""
+    by counting lines, sizes by halving the range: each tried size measures every word of
+    every text again; only the one chosen is laid out in full)."""
     available -= _GAP * (len(texts) - 1)
-    for size in sizes:
-        labelled = sum(text.label is not None for text in texts)
+    labelled = sum(text.label is not None for text in texts)
+
+    def fits(size: int) -> bool:
         count = labelled + sum(
             len(breaks(glyphs, size, _TEXT_WIDTH)) for text in texts for glyphs in text.glyphs
         )
-        if 2 * _PADDING * len(texts) + round(size * 1.35) * count <= available:
-            return _blocks(fonts, texts, size, rtl)
+        return 2 * _PADDING * len(texts) + round(size * 1.35) * count <= available
+
+    low, high = 0, len(sizes)  # sizes[:low] are too large; sizes[high:] fit, or high = len
+    while low < high:
+        middle = (low + high) // 2
+        if fits(sizes[middle]):
+            high = middle
+        else:
+            low = middle + 1
+    if high < len(sizes):
+        return _blocks(fonts, texts, sizes[high], rtl)
     blocks = _blocks(fonts, texts, sizes[-1], rtl)
     # Still too tall at the smallest size: a block that fits in an even share keeps its
     # height, the others share what is left, cut with an ellipsis.
@@ -170,7 +186,7 @@ def _brand(image: Image.Image, fonts: FontSet, labels: CardLabels) -> None:
 
 def _png(image: Image.Image) -> bytes:
     out = io.BytesIO()
-    image.save(out, format="PNG", optimize=False)
+    image.save(out, format="PNG", compress_level=1)  # a third of level 6's time, ~10% larger
     return out.getvalue()
 
 
@@ -180,21 +196,49 @@ def render_card(
     message: str,
     reply: str,
     name: str,
+    url: str | None = None,
+    avatar: Image.Image | None = None,
     labels: CardLabels = CardLabels(),
     fonts: FontSet | None = None,
 ) -> bytes:
-    """The PNG of one answered message: the prompt, the message, and the creator's reply."""
+    """The PNG of one answered message: the prompt, the message, and the creator's reply;
+    with ``url`` (host and path, no scheme), the link's address above the brand, so that
+    someone who sees the card in a story can find where to ask; with ``avatar`` (a square
+    picture), the creator's picture and name above the prompt."""
     fonts = fonts or installed()
     image = Image.new("RGB", (WIDTH, HEIGHT), _BACKGROUND)
-    y = _heading(image, fonts, prompt, y=160, size=44, line_height=60, max_lines=3) + 40
-    footer_top = HEIGHT - 160
+    top = 160
+    if avatar is not None:
+        top = _creator(image, fonts, name, avatar, top=112, side=120, largest=48) + 40
+    y = _heading(image, fonts, prompt, y=top, size=44, line_height=60, max_lines=3) + 40
+    footer_top = HEIGHT - (220 if url else 160)
     texts = [
         _Text(labels.anonymous_message, paragraphs(message, fonts)),
         _Text(labels.replied % {"name": name}, paragraphs(reply, fonts)),
     ]
     _draw_blocks(image, _fit(fonts, texts, footer_top - y, _SIZES, labels.rtl), y)
+    if url:
+        _address(image, fonts, url, top=HEIGHT - 180, largest=40)
     _brand(image, fonts, labels)
     return _png(image)
+
+
+def _address(image: Image.Image, fonts: FontSet, url: str, *, top: int, largest: int) -> None:
+    """The whole address on one line from ``top``, as small as it takes (never under 20 px)."""
+    for size in range(largest, 19, -4):
+        lines = layout(url, fonts, size, WIDTH - 2 * _MARGIN, rtl=False)
+        if len(lines) == 1 or size <= 20:
+            break
+    draw_line(
+        image, lines[0], left=_MARGIN, right=WIDTH - _MARGIN, baseline=top + size, size=size,
+        fill=_ON_BACKGROUND,
+    )  # fmt: skip
+
+
+def _same_words(a: str, b: str) -> bool:
+    """Whether two texts say the same, whatever their case and closing punctuation."""
+    ending = "!.?\uff01\u3002\uff1f "  # and the full-width ones
+    return a.strip().rstrip(ending).casefold() == b.strip().rstrip(ending).casefold()
 
 
 def render_link_card(
@@ -202,31 +246,133 @@ def render_link_card(
     name: str,
     prompt: str,
     url: str,
+    qr: str | None = None,
+    avatar: Image.Image | None = None,
     labels: CardLabels = CardLabels(),
     fonts: FontSet | None = None,
 ) -> bytes:
-    """The PNG that invites messages to a link: the invitation, the creator's name, the
-    link's prompt and its address (host and path, no scheme)."""
+    """The PNG that invites messages to a link: the invitation, the creator's picture (if
+    given) and name, the link's prompt, the QR code of ``qr`` (the link's full address, if
+    given) and the address as a person types it (``url``: host and path, no scheme)."""
     fonts = fonts or installed()
     image = Image.new("RGB", (WIDTH, HEIGHT), _BACKGROUND)
-    y = _heading(image, fonts, labels.invitation, y=200, size=80, line_height=104, max_lines=3)
-    y = _heading(image, fonts, name, y=y + 32, size=52, line_height=70, max_lines=2) + 48
-    address_top = HEIGHT - 300
-    blocks = _fit(
-        fonts,
-        [_Text(None, paragraphs(prompt, fonts))],
-        address_top - y,
-        range(64, 27, -4),
-        labels.rtl,
+    heading_top = 160 if qr or avatar is not None else 200
+    y = _heading(
+        image, fonts, labels.invitation, y=heading_top, size=80, line_height=104, max_lines=3
     )
-    _draw_blocks(image, blocks, y)
-    for size in range(48, 19, -4):  # the whole address on one line, as small as it takes
-        lines = layout(url, fonts, size, WIDTH - 2 * _MARGIN, rtl=False)
-        if len(lines) == 1 or size <= 20:
-            break
-    draw_line(
-        image, lines[0], left=_MARGIN, right=WIDTH - _MARGIN,
-        baseline=address_top + 40 + size, size=size, fill=_ON_BACKGROUND,
-    )  # fmt: skip
+    if avatar is not None:
+        y = _creator(image, fonts, name, avatar, top=y + 40, side=144, largest=52) + 48
+    else:
+        y = _heading(image, fonts, name, y=y + 32, size=52, line_height=70, max_lines=2) + 48
+    address_top = HEIGHT - 300
+    bottom = address_top
+    if qr:
+        left, top, module, count = qr_box(qr)
+        _qr(image, qr, left=left, top=top, module=module, count=count)
+        bottom = top - _GAP
+    if not _same_words(prompt, labels.invitation):  # the heading says it already
+        blocks = _fit(
+            fonts,
+            [_Text(None, paragraphs(prompt, fonts))],
+            bottom - y,
+            range(64, 27, -4),
+            labels.rtl,
+        )
+        _draw_blocks(image, blocks, y)
+    _address(image, fonts, url, top=address_top + 40, largest=48)
     _brand(image, fonts, labels)
     return _png(image)
+
+
+# The QR code: error correction M (a crease or a cracked screen), a quiet zone of four
+# modules, in a white square of about _QR_SIDE px centred above the address.
+_QR_SIDE = 440
+_QR_BORDER = 4
+
+
+def _qr_matrix(text: str) -> tuple[bytearray, ...]:
+    return tuple(segno.make(text, error="m", micro=False, boost_error=False).matrix)
+
+
+def qr_box(text: str) -> tuple[int, int, int, int]:
+    """Where a link card draws the QR code of ``text``: the left and top of its first
+    module, the module's side in px and the modules per side (quiet zone excluded)."""
+    count = len(_qr_matrix(text))
+    module = _QR_SIDE // (count + 2 * _QR_BORDER)
+    side = module * (count + 2 * _QR_BORDER)
+    box_left, box_top = (WIDTH - side) // 2, HEIGHT - 300 - 8 - side
+    return box_left + module * _QR_BORDER, box_top + module * _QR_BORDER, module, count
+
+
+def _qr(image: Image.Image, text: str, *, left: int, top: int, module: int, count: int) -> None:
+    draw = ImageDraw.Draw(image)
+    quiet = module * _QR_BORDER
+    draw.rounded_rectangle(
+        (left - quiet, top - quiet, left + module * count + quiet - 1,
+         top + module * count + quiet - 1),
+        radius=module * 2, fill=_BOX,
+    )  # fmt: skip
+    for row, cells in enumerate(_qr_matrix(text)):
+        for column, dark in enumerate(cells):
+            if dark:
+                x, y = left + column * module, top + row * module
+                draw.rectangle((x, y, x + module - 1, y + module - 1), fill=_INK)
+
+
+def _round(picture: Image.Image, side: int) -> tuple[Image.Image, Image.Image]:
+    """The picture scaled to ``side`` on white (for any transparency), and a smooth
+    circular mask of that side."""
+    scaled = picture.convert("RGBA").resize((side, side), Image.Resampling.LANCZOS)
+    flat = Image.new("RGB", (side, side), _BOX)
+    flat.paste(scaled, (0, 0), scaled)
+    return flat, _disc(side)
+
+
+def _disc(side: int) -> Image.Image:
+    big = Image.new("L", (side * 4, side * 4), 0)
+    ImageDraw.Draw(big).ellipse((0, 0, side * 4 - 1, side * 4 - 1), fill=255)
+    return big.resize((side, side), Image.Resampling.LANCZOS)
+
+
+def _creator(
+    image: Image.Image,
+    fonts: FontSet,
+    name: str,
+    picture: Image.Image,
+    *,
+    top: int,
+    side: int,
+    largest: int,
+) -> int:
+    """The creator's picture in a white ring at the left, their name beside it (one or
+    two lines, as large as fits up to ``largest``); the y below the row."""
+    ring = max(4, side // 24)
+    white = Image.new("RGB", (side + 2 * ring, side + 2 * ring), _BOX)
+    image.paste(white, (_MARGIN - ring, top - ring), _disc(side + 2 * ring))
+    flat, mask = _round(picture, side)
+    image.paste(flat, (_MARGIN, top), mask)
+    left = _MARGIN + side + 32
+    width = WIDTH - _MARGIN - left
+    size = largest
+    for size in range(largest, 27, -4):
+        lines = layout(name, fonts, size, width)
+        if len(lines) <= 2:
+            break
+    if len(lines) > 2:  # still too long at the smallest size: cut, with an ellipsis
+        graphemes = regex.findall(r"\X", name)
+        low, high = 0, len(graphemes)  # the longest cut that fits lies in [low, high)
+        while high - low > 1:
+            middle = (low + high) // 2
+            fits = len(layout("".join(graphemes[:middle]) + "…", fonts, size, width)) <= 2
+            low, high = (middle, high) if fits else (low, middle)
+        lines = layout("".join(graphemes[:low]).rstrip() + "…", fonts, size, width)
+    lines = lines[:2]
+    line_height = round(size * 1.25)
+    first_top = top + (side - line_height * len(lines)) // 2
+    for index, line in enumerate(lines):
+        baseline = first_top + index * line_height + round(size * _BASELINE)
+        draw_line(
+            image, line, left=left, right=left + round(line.width), baseline=baseline,
+            size=size, fill=_ON_BACKGROUND,
+        )  # fmt: skip
+    return top + side

@@ -33,7 +33,9 @@ from anonbox.web.cards.fonts import (
     bidi_class,
     choose,
     cjk_language,
+    emoji_advance,
     emoji_image,
+    emoji_width,
     font,
 )
 
@@ -83,23 +85,44 @@ class Line:
         return "".join(run.text[::-1] if run.rtl else run.text for run in self.runs)
 
 
+# Colour emoji pictures drawn for one text at most: each is a PNG decoded by FreeType and
+# scaled (about a millisecond, where a letter costs microseconds), so a wall of distinct
+# emoji or flags is cut here with an ellipsis, as a text too long for the card is.
+EMOJI_PER_TEXT = 120
+ELLIPSIS = "…"
+
+
 def paragraphs(text: str, fonts: FontSet, rtl: bool | None = None) -> list[Glyphs]:
     """The text's paragraphs (at most two blank lines in a row kept), each graphemes with
-    fonts. ``rtl`` forces the direction (a label's is its language's, not its name's)."""
+    fonts, cut with an ellipsis after ``EMOJI_PER_TEXT`` emoji. ``rtl`` forces the
+    direction (a label's is its language's, not its name's)."""
     faces_tried = fonts.faces_for(cjk_language(text))
     result = []
+    pictures = 0
     for paragraph in _BLANK_RUNS.sub("\n\n", text.replace("\t", "    ").strip()).split("\n"):
-        graphemes = tuple(_GRAPHEME.findall(paragraph))
+        graphemes = _GRAPHEME.findall(paragraph)
         faces: list[Face] = []
         previous: Face | None = None
-        for grapheme in graphemes:
+        for at, grapheme in enumerate(graphemes):
             previous = choose(fonts, grapheme, faces_tried, previous)
+            pictures += previous.emoji
+            if pictures > EMOJI_PER_TEXT:
+                del graphemes[at:]
+                graphemes.append(ELLIPSIS)
+                faces.append(choose(fonts, ELLIPSIS, faces_tried, None))
+                break
             faces.append(previous)
-        classes = tuple(bidi_class(grapheme) for grapheme in graphemes)
-        strong = next((kind for kind in classes if kind in {"L", "R"}), "L")
-        direction = strong == "R" if rtl is None else rtl
-        result.append(Glyphs(graphemes, tuple(faces), classes, direction, _segments(graphemes)))
+        result.append(_glyphs(tuple(graphemes), tuple(faces), rtl))
+        if pictures > EMOJI_PER_TEXT:
+            break
     return result
+
+
+def _glyphs(graphemes: tuple[str, ...], faces: tuple[Face, ...], rtl: bool | None) -> Glyphs:
+    classes = tuple(bidi_class(grapheme) for grapheme in graphemes)
+    strong = next((kind for kind in classes if kind in {"L", "R"}), "L")
+    direction = strong == "R" if rtl is None else rtl
+    return Glyphs(graphemes, faces, classes, direction, _segments(graphemes))
 
 
 def _may_break(before: str, after: str) -> bool:
@@ -126,11 +149,38 @@ def _segments(graphemes: tuple[str, ...]) -> tuple[range, ...]:
 def _measure(face: Face, size: int, text: str, rtl: bool) -> float:
     """The advance of a run of one face."""
     if face.emoji:
-        return sum(emoji_image(face, g, size)[2] for g in _GRAPHEME.findall(text))
+        return sum(emoji_width(face, g, size) for g in _GRAPHEME.findall(text))
     drawn = font(face, size)
     if RAQM:
         return drawn.getlength(text, direction="rtl" if rtl else "ltr")
     return drawn.getlength(text)
+
+
+# Line breaking measures every word at every size it tries: a word is measured once, at
+# this size, and scaled. Shaped advances are not hinted, so they grow with the size to
+# within 1/64 px a glyph (a line at most a pixel off); lines are drawn at exact widths.
+_REFERENCE = 256
+
+
+@functools.lru_cache(maxsize=65536)
+def _advance(face: Face, text: str, rtl: bool) -> float:
+    return _measure(face, _REFERENCE, text, rtl)
+
+
+def _estimate(face: Face, size: int, text: str, rtl: bool) -> float:
+    """The advance of a run of one face at ``size``, for line breaking."""
+    if face.emoji or face.path is None:  # emoji widths are scaled already; bitmap fonts
+        return _measure(face, size, text, rtl)
+    return _advance(face, text, rtl) * size / _REFERENCE
+
+
+def forget() -> None:
+    """Forget every width measured and emoji picture drawn (``bench/cards.py``: a card as
+    costly as a text never seen before)."""
+    _measure.cache_clear()
+    _advance.cache_clear()
+    emoji_advance.cache_clear()
+    emoji_image.cache_clear()
 
 
 def _width(glyphs: Glyphs, indices: range, size: int) -> float:
@@ -142,7 +192,7 @@ def _width(glyphs: Glyphs, indices: range, size: int) -> float:
         if i == indices.stop or glyphs.faces[i] != glyphs.faces[start]:
             if i > start:
                 text = "".join(glyphs.graphemes[start:i])
-                total += _measure(glyphs.faces[start], size, text, glyphs.classes[start] == "R")
+                total += _estimate(glyphs.faces[start], size, text, glyphs.classes[start] == "R")
             start = i
     return total
 
@@ -169,8 +219,9 @@ def breaks(glyphs: Glyphs, size: int, width: int) -> list[range]:
     start = stop = 0
     used = 0.0  # the width of range(start, stop), its trailing spaces included
     for segment in glyphs.segments:
-        full = _width(glyphs, segment, size)
-        trimmed = _width(glyphs, _trim(glyphs, segment), size)
+        words = _trim(glyphs, segment)  # measured once; its spaces on their own
+        trimmed = _width(glyphs, words, size)
+        full = trimmed + _width(glyphs, range(words.stop, segment.stop), size)
         if used + trimmed <= width:
             used += full
             stop = segment.stop

@@ -2,12 +2,16 @@
 
 Page handlers carry ``opt={"html": True}`` (through ``page_router``): the JSON-body rule
 of the API (``core.requests.require_json_body``) skips them, and their errors render
-``error.html`` instead of the JSON envelope.
+``error.html`` instead of the JSON envelope. Errors elsewhere (an address that is no
+route, an API route) render it too for a browser: ``error_page_for``, which ``main.py``
+hands to ``core.exception_handlers``. Every error page is ``Cache-Control: no-store``: what
+it says (a link gone, a limit reached) is true now, not for whoever asks next.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +26,16 @@ from litestar.response import Template
 from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 from litestar.types import ControllerRouterHandler
+from markupsafe import Markup
 
 from anonbox.core import i18n
 from anonbox.core.errors import AnonboxError, Gone, RateLimited, ServiceUnavailable
-from anonbox.core.i18n import N_, gettext
+from anonbox.core.i18n import DEFAULT_TIME_ZONE, N_, gettext, set_locale
 from anonbox.core.routing import OptionsRouter
 from anonbox.core.settings import Settings
-from anonbox.web.infra.locale import public_locale, vary_by_language
+from anonbox.links import prompts
+from anonbox.web.infra import forms
+from anonbox.web.infra.locale import browser_language, public_locale, vary_by_language
 from anonbox.web.infra.security import page_headers
 from anonbox.web.infra.session import carry_renewal_of
 
@@ -55,9 +62,15 @@ def _environment() -> Environment:
     env.globals["current_language"] = i18n.current_language
     env.globals["LANGUAGES"] = i18n.LANGUAGES
     env.globals["current_time_zone"] = i18n.current_time_zone
+    # The prompt presets a link form offers, in the page's language.
+    env.globals["prompt_presets"] = lambda: prompts.presets(i18n.current_language())
+    env.globals["done_texts"] = forms.done_texts  # what the last form post did
     env.filters["exact_time"] = i18n.exact_time
     env.filters["ago"] = i18n.relative_time
     env.filters["number"] = i18n.number
+    # Text a person wrote (a name, a prompt) inside a sentence of ours: isolated, in its
+    # own direction, so an Arabic name does not reorder the sentence around it.
+    env.filters["bidi"] = lambda text: Markup('<bdi dir="auto">%s</bdi>') % text
     return env
 
 
@@ -114,25 +127,55 @@ def site_url(request: Request[Any, Any, Any], settings: Settings) -> str:
     return settings.public_url or str(request.base_url).rstrip("/")
 
 
+def _sentence(status_code: int, code: str | None) -> str:
+    """What an error means, in the reader's language: by its code, else by its status."""
+    known = (key for key in (code, _CODES.get(status_code)) if key in _SENTENCES)
+    return gettext(_SENTENCES[next(known, "internal_error")])
+
+
 def readable(message: str, status_code: int, code: str | None = None) -> str:
     """An error's (English) message in the reader's language: itself where the catalog has
     it (marked ``N_`` where raised), else a sentence chosen by the error's code."""
     translated = gettext(message)
     if translated == message and i18n.current_language() != i18n.DEFAULT_LANGUAGE:
-        key = code or _CODES.get(status_code, "internal_error")
-        translated = gettext(_SENTENCES.get(key, _SENTENCES["internal_error"]))
+        translated = _sentence(status_code, code)
     return translated
 
 
 def error_page(status_code: int, message: str) -> Template:
-    """The error as a page; ``message`` already in the reader's language."""
+    """The error as a page; ``message`` already in the reader's language. Never stored:
+    it says how things are now (``Cache-Control: no-store``)."""
     title = _TITLES.get(status_code, N_("Something went wrong"))
     return Template(
         template_name="error.html",
         context={"title": gettext(title), "message": message},
         status_code=status_code,
-        headers={},
+        headers={"Cache-Control": "no-store"},
     )
+
+
+def _shown(request: Request[Any, Any, Any], page: Template) -> Template:
+    """An error page made by an exception handler, with what ``after_request`` would have
+    added to a page answered normally (it does not run for those), and any renewed session."""
+    carry_renewal_of(request, page)
+    _page_headers(page)
+    return page
+
+
+def error_page_for(
+    request: Request[Any, Any, Any],
+    status: int,
+    code: str,
+    message: str | None,
+    headers: Mapping[str, str],
+) -> Response[Any]:
+    """``core.exception_handlers.ErrorPage``: an error outside the page routes (an address
+    that is no route, an API route) as a browser gets it, in the visitor's language."""
+    set_locale(browser_language(request), DEFAULT_TIME_ZONE)  # no page hook ran before
+    text = _sentence(status, code) if message is None else readable(message, status, code)
+    page = error_page(status, text)
+    page.headers.update(headers)
+    return _shown(request, page)
 
 
 def _anonbox_error(request: Request[Any, Any, Any], exc: AnonboxError) -> Response[Any]:
@@ -140,23 +183,18 @@ def _anonbox_error(request: Request[Any, Any, Any], exc: AnonboxError) -> Respon
     page = error_page(status, readable(exc.message, status, exc.code))
     if isinstance(exc, RateLimited | ServiceUnavailable):
         page.headers["Retry-After"] = str(exc.retry_after)
-    carry_renewal_of(request, page)
-    return page
+    return _shown(request, page)
 
 
 def _http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     message = "Check what you sent and try again." if exc.status_code == 400 else exc.detail
-    page = error_page(exc.status_code, readable(message, exc.status_code))
-    carry_renewal_of(request, page)
-    return page
+    return _shown(request, error_page(exc.status_code, readable(message, exc.status_code)))
 
 
 def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     # The route template, never the path: a path names links and messages.
     _log.exception("page %s failed", request.scope.get("path_template"), exc_info=exc)
-    page = error_page(500, gettext("Something went wrong on our side."))
-    carry_renewal_of(request, page)
-    return page
+    return _shown(request, error_page(500, gettext("Something went wrong on our side.")))
 
 
 def _page_headers(response: Response[Any]) -> Response[Any]:
@@ -175,7 +213,7 @@ PAGE_COMPRESSION = DefineMiddleware(
         backend="gzip",
         minimum_size=1024,
         gzip_compress_level=6,
-        exclude=[r"/events$", r"\.png$"],  # PNGs are compressed already
+        exclude=[r"/events$", r"\.png$", r"\.webp$"],  # PNGs and WebPs are compressed already
     ),
 )
 

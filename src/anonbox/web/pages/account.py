@@ -10,13 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request, get, post
+from litestar.datastructures import UploadFile
 from litestar.response import Redirect, Stream, Template
 from litestar.types import ControllerRouterHandler
 
+from anonbox.account import avatar
 from anonbox.account import service as account_settings
 from anonbox.account import service as deletion
 from anonbox.account.export import EXPORT_MESSAGE, export_filename, open_export
 from anonbox.auth import service as accounts
+from anonbox.auth.fediverse import service as fediverse_accounts
+from anonbox.auth.fediverse.dependencies import FediverseDep
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
@@ -35,10 +39,22 @@ from anonbox.web.infra.dependencies import (
     account_holder_pages,
     signed_in_pages,
 )
-from anonbox.web.infra.forms import NO_STORE, dashboard_page, redirect_to, text_field
-from anonbox.web.infra.session import Browser, clear_session_cookies
+from anonbox.web.infra.forms import (
+    NO_STORE,
+    back_path,
+    dashboard_page,
+    redirect_to,
+    text_field,
+)
+from anonbox.web.infra.routing import site_url
+from anonbox.web.infra.security import cookie_name
+from anonbox.web.infra.session import Browser, carry_renewal, clear_session_cookies
+from anonbox.web.pages.signin import fediverse_callback, fediverse_cookie
 
 ACCOUNT = "/dashboard/account"
+# Set by "Not now" on the dashboard's profile prompt: the prompt stays away in this browser.
+PROFILE_PROMPT_COOKIE = "anonbox_profile_prompt"
+_PROMPT_COOKIE_SECONDS = 365 * 24 * 3600
 DELETE_ACCOUNT = "/dashboard/account/delete"
 
 AnyRequest = Request[Any, Any, Any]
@@ -60,8 +76,11 @@ async def _account_page(
         "dashboard_account.html",
         {
             "profile": await accounts.profile(db, user_id=user_id),
+            "public_profile": await account_settings.public_profile(db, user_id=user_id),
+            "avatar": await account_settings.avatar_of(db, user_id=user_id),
             "muted": (await mutes.muted_words(db, owner_id=user_id)).items,
             "api_keys": await accounts.list_api_keys(db, user_id=user_id),
+            "fediverse_accounts": await fediverse_accounts.accounts(db, user_id=user_id),
             "blocked": (await blocks.blocks_of(db, owner_id=user_id)).items,
             "new_key": new_key,
             "language": current_language(),
@@ -130,6 +149,44 @@ async def revoke_api_key(
     return redirect_to(browser, settings, ACCOUNT)
 
 
+@post(ACCOUNT + "/fediverse", status_code=303)
+async def link_fediverse_account(
+    request: AnyRequest,
+    browser: SignedInBrowser,
+    form: SignedInForm,
+    db: DB,
+    settings: AppSettings,
+    fediverse: FediverseDep,
+) -> Redirect:
+    """ "Link a Mastodon or Misskey account": off to the instance, bound to this browser;
+    back at ``/signin/fediverse/callback``, the account is linked to this one."""
+    started = await fediverse_accounts.start(
+        db,
+        fediverse,
+        settings,
+        typed=text_field(form, "instance"),
+        redirect_uri=fediverse_callback(request, settings),
+        website=site_url(request, settings),
+        user_id=browser.principal.user_id,
+    )
+    response = Redirect(
+        path=started.url,
+        status_code=303,
+        headers=NO_STORE,
+        cookies=[fediverse_cookie(started.binding, settings)],
+    )
+    carry_renewal(response, browser, settings)
+    return response
+
+
+@post(ACCOUNT + "/fediverse/{account_id:str}/unlink", status_code=303)
+async def unlink_fediverse_account(
+    browser: SignedInBrowser, account_id: RowId, db: DB, settings: AppSettings
+) -> Redirect:
+    await fediverse_accounts.unlink(db, user_id=browser.principal.user_id, account_id=account_id)
+    return redirect_to(browser, settings, ACCOUNT)
+
+
 @post(ACCOUNT + "/preferences", status_code=303)
 async def save_preferences(
     browser: SignedInBrowser, form: SignedInForm, db: DB, settings: AppSettings
@@ -142,6 +199,69 @@ async def save_preferences(
         time_zone=text_field(form, "time_zone"),
     )
     return redirect_to(browser, settings, ACCOUNT)
+
+
+@post(ACCOUNT + "/profile", status_code=303)
+async def save_profile(
+    browser: SignedInBrowser, form: SignedInForm, db: DB, settings: AppSettings
+) -> Redirect:
+    """The public name and bio, from the account page or the dashboard's prompt (back
+    where the form was)."""
+    await account_settings.set_public_profile(
+        db,
+        user_id=browser.principal.user_id,
+        display_name=text_field(form, "display_name"),
+        bio=text_field(form, "bio") if isinstance(form.get("bio"), str) else None,
+        set_bio=isinstance(form.get("bio"), str),
+    )
+    return redirect_to(browser, settings, back_path(form, ACCOUNT))
+
+
+@post(
+    ACCOUNT + "/avatar",
+    status_code=303,
+    # The picture's 2 MB and the form around it; the service refuses a larger picture.
+    request_max_body_size=avatar.MAX_BYTES + 64 * 1024,
+)
+async def upload_avatar(
+    browser: SignedInBrowser, form: SignedInForm, db: DB, settings: AppSettings
+) -> Redirect:
+    """The picture from the account page's file field (a multipart form)."""
+    upload = form.get("avatar")
+    if not isinstance(upload, UploadFile):
+        raise avatar.UnusableAvatar("Choose a PNG, JPEG or WebP picture", "missing")
+    data = await upload.read(avatar.MAX_BYTES + 1)
+    await account_settings.set_avatar(db, user_id=browser.principal.user_id, data=data)
+    return redirect_to(browser, settings, ACCOUNT)
+
+
+@post(ACCOUNT + "/avatar/delete", status_code=303)
+async def remove_avatar(browser: SignedInBrowser, db: DB, settings: AppSettings) -> Redirect:
+    await account_settings.delete_avatar(db, user_id=browser.principal.user_id)
+    return redirect_to(browser, settings, ACCOUNT)
+
+
+@post("/dashboard/profile-prompt/dismiss", status_code=303)
+async def dismiss_profile_prompt(
+    browser: SignedInBrowser, form: SignedInForm, settings: AppSettings
+) -> Redirect:
+    """Answer "Not now": the dashboard stops asking for a name in this browser (the account
+    page still offers it)."""
+    response = redirect_to(browser, settings, back_path(form, "/dashboard"))
+    response.set_cookie(
+        cookie_name(PROFILE_PROMPT_COOKIE, settings),
+        "dismissed",
+        max_age=_PROMPT_COOKIE_SECONDS,
+        httponly=True,
+        secure=settings.secure_cookies,
+        samesite="lax",
+        path="/",
+    )
+    return response
+
+
+def profile_prompt_dismissed(request: AnyRequest, settings: Settings) -> bool:
+    return request.cookies.get(cookie_name(PROFILE_PROMPT_COOKIE, settings)) == "dismissed"
 
 
 @get(ACCOUNT + "/export")
@@ -245,7 +365,13 @@ ROUTES: list[ControllerRouterHandler] = [
         unblock,
         create_api_key,
         revoke_api_key,
+        link_fediverse_account,
+        unlink_fediverse_account,
         save_preferences,
+        save_profile,
+        upload_avatar,
+        remove_avatar,
+        dismiss_profile_prompt,
         download_data,
         confirm_deletion,
         delete_account,

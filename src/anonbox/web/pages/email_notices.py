@@ -8,11 +8,10 @@ the same (a GET changes nothing, so a link scanner cannot unsubscribe anyone).""
 from __future__ import annotations
 
 from litestar import get, post
-from litestar.di import Provide
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
-from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.dependencies import DB, AppSettings, MailerDep
 from anonbox.core.errors import FieldProblem, NotFound, ValidationFailed
 from anonbox.core.i18n import N_, _
 from anonbox.notifications.email import service as email_service
@@ -22,8 +21,7 @@ from anonbox.notifications.email.delivery import (
     UNSUBSCRIBE_PAGE,
     unsubscribe_token_valid,
 )
-from anonbox.notifications.email.router import MailerDep, Token, provide_mailer
-from anonbox.notifications.email.schemas import MODES
+from anonbox.notifications.email.schemas import MODES, Token
 from anonbox.web.infra.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
 from anonbox.web.infra.forms import redirect_to, text_field
 
@@ -31,7 +29,6 @@ from anonbox.web.infra.forms import redirect_to, text_field
 @post(
     "/dashboard/email-notices",
     status_code=303,
-    dependencies={"mailer": Provide(provide_mailer, sync_to_thread=False)},
 )
 async def choose_email_notices(
     browser: SignedInBrowser, form: SignedInForm, db: DB, settings: AppSettings, mailer: MailerDep

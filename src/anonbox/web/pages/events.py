@@ -1,6 +1,6 @@
 """Page route: a link's new messages, live, as server-sent events for ``dashboard.js``;
 and the messages that left its inbox (deleted, or moved to the filtered folder by a muted
-word or a block added later), so that an open tab drops them. A removal names the
+word added later), so that an open tab drops them. A removal names the
 message and whether it went to the folder, nothing else: not why, and nothing about
 its sender.
 
@@ -13,8 +13,6 @@ session is signed out, on whichever instance.
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -36,67 +34,45 @@ from anonbox.notifications.outbox.dependencies import HubDep
 from anonbox.notifications.outbox.fanout import Hub
 from anonbox.notifications.outbox.schemas import Kind
 from anonbox.web.infra.dependencies import OwnedPageLink, SignedInBrowser, signed_in_pages
+from anonbox.web.infra.live import CONNECTED, KEEP_ALIVE, OpenStreams, wakes
 from anonbox.web.infra.session import carry_renewal
 
-KEEP_ALIVE_SECONDS = 15.0
-# A stream ends after this long; the browser reconnects (Last-Event-ID) and is checked again.
-STREAM_SECONDS = 300.0
 # Open streams per sign-in session, in this process: a few tabs, not hundreds of them.
 MAX_STREAMS_PER_SESSION = 5
-_open_streams: dict[str, int] = {}
-
-
-async def _new_messages(
-    db: Database, hub: Hub, link_id: str, after: str, session_id: str
-) -> AsyncIterator[ServerSentEventMessage]:
-    # Counted once the stream runs (an answer never sent never ends, so never uncounts).
-    _open_streams[session_id] = _open_streams.get(session_id, 0) + 1
-    try:
-        async for event in _stream(db, hub, link_id, after, session_id):
-            yield event
-    finally:
-        left = _open_streams.pop(session_id, 1) - 1
-        if left:
-            _open_streams[session_id] = left
+_open_streams = OpenStreams(MAX_STREAMS_PER_SESSION)
 
 
 async def _stream(
     db: Database, hub: Hub, link_id: str, after: str, session_id: str
 ) -> AsyncIterator[ServerSentEventMessage]:
-    yield ServerSentEventMessage(data=None, comment="connected", retry=2000)
-    ends = time.monotonic() + STREAM_SECONDS
+    yield CONNECTED
     removed_after: int | None = None  # the outbox's seq, learnt on the first look
-    with hub.subscription(f"link:{link_id}", f"session:{session_id}") as woken:
-        woken.set()  # a first look: the page may be older than the stream
-        while (left := ends - time.monotonic()) > 0:
-            try:
-                await asyncio.wait_for(woken.wait(), timeout=min(KEEP_ALIVE_SECONDS, left))
-            except TimeoutError:
-                yield ServerSentEventMessage(data=None, comment="keep-alive")
-                continue
-            woken.clear()
-            # Nothing goes out for a session signed out meanwhile; the browser's reconnect
-            # then meets the sign-in page.
-            if not await still_signed_in(db, session_id=session_id):
-                return
-            for row in await inbox.since(db, link_id=link_id, after=after):
-                after = str(row["id"])
-                data = {
-                    "id": after,
-                    "message_content": row["content"],
-                    "created_at": isoformat_us(row["created_at"]),
-                }
-                yield ServerSentEventMessage(
-                    data=msgspec.json.encode(data).decode(), event="message", id=after
-                )
-            while True:  # a bulk deletion may take more than one read
-                removed_after, removals = await events.removals_since(
-                    db, link_id=link_id, after=removed_after
-                )
-                for row in removals:
-                    yield _removal(row)
-                if len(removals) < events.REMOVALS_PER_READ:
-                    break
+    async for looked in wakes(hub, f"link:{link_id}", f"session:{session_id}"):
+        if not looked:
+            yield KEEP_ALIVE
+            continue
+        # Nothing goes out for a session signed out meanwhile; the browser's reconnect
+        # then meets the sign-in page.
+        if not await still_signed_in(db, session_id=session_id):
+            return
+        for row in await inbox.since(db, link_id=link_id, after=after):
+            after = str(row["id"])
+            data = {
+                "id": after,
+                "message_content": row["content"],
+                "created_at": isoformat_us(row["created_at"]),
+            }
+            yield ServerSentEventMessage(
+                data=msgspec.json.encode(data).decode(), event="message", id=after
+            )
+        while True:  # a bulk deletion may take more than one read
+            removed_after, removals = await events.removals_since(
+                db, link_id=link_id, after=removed_after
+            )
+            for row in removals:
+                yield _removal(row)
+            if len(removals) < events.REMOVALS_PER_READ:
+                break
 
 
 def _removal(row: Row) -> ServerSentEventMessage:
@@ -121,14 +97,12 @@ async def link_events(
     if start is None or not is_ulid(start):
         start = await inbox.newest_id(db, link.link_id)
     session_id = browser.principal.credential_id
-    if _open_streams.get(session_id, 0) >= MAX_STREAMS_PER_SESSION:
+    live = _open_streams.take(session_id, _stream(db, hub, link.link_id, start, session_id))
+    if live is None:
         raise RateLimited(
             f"At most {MAX_STREAMS_PER_SESSION} live inboxes at once; close a tab", retry_after=5
         )
-    stream = ServerSentEvent(
-        _new_messages(db, hub, link.link_id, start, session_id),
-        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-    )
+    stream = ServerSentEvent(live, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
     carry_renewal(stream, browser, settings)
     return stream
 

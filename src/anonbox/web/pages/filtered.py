@@ -1,5 +1,5 @@
-"""Page routes: a link's filtered folder (messages caught by muted words, and a blocked
-sender's messages that were waiting), with Restore on each, and "Empty the folder…"
+"""Page routes: a link's filtered folder (messages caught by muted words; a block moves
+nothing there), with Restore on each, and "Empty the folder…"
 behind a confirmation page (the house pattern of ``web.pages.links``).
 
 The actions call the API's service (``messages.filtered.service``), so each rule lives in

@@ -9,28 +9,27 @@ one place. See ``docs/pages.md``.
 from __future__ import annotations
 
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from litestar import Request, get, post
 from litestar.datastructures import FormMultiDict
-from litestar.di import Provide
-from litestar.params import Parameter
+from litestar.params import QueryParameter
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
+from anonbox.account import service as account
 from anonbox.auth import service as accounts
+from anonbox.auth.fediverse import service as fediverse_accounts
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import FieldProblem, NotFound, ValidationFailed
 from anonbox.core.i18n import N_
 from anonbox.core.ids import FIRST_ULID
-from anonbox.core.paths import Cursor, RowId
+from anonbox.core.paths import Cursor
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
-from anonbox.messages import service as messages
-from anonbox.messages.dependencies import LikeWriterDep, provide_likes
 from anonbox.messages.filtered import service as filtered
 from anonbox.messages.inbox import service as inbox
-from anonbox.safety import service as blocks
 from anonbox.safety.dependencies import GateDep
 from anonbox.safety.gate import Gate
 from anonbox.web.infra.dependencies import (
@@ -39,16 +38,24 @@ from anonbox.web.infra.dependencies import (
     SignedInForm,
     signed_in_pages,
 )
-from anonbox.web.infra.forms import back_path, dashboard_page, redirect_to, text_field
+from anonbox.web.infra.forms import (
+    Done,
+    back_path,
+    dashboard_page,
+    preset_choice,
+    redirect_to,
+    text_field,
+)
 from anonbox.web.infra.routing import site_url
 from anonbox.web.infra.session import Browser
+from anonbox.web.pages.account import profile_prompt_dismissed
 
 PAGE_SIZE = 20
 
 AnyRequest = Request[Any, Any, Any]
 
 FilterName = Annotated[
-    str, Parameter(query="filter", pattern="^(all|unread|unanswered|answered|liked)$")
+    str, QueryParameter(name="filter", pattern="^(all|unread|unanswered|answered|liked)$")
 ]
 
 
@@ -91,6 +98,9 @@ async def _inbox_page(
         "dashboard.html",
         {
             "profile": profile,
+            # Asked for on the dashboard until a name is chosen or "Not now" is pressed.
+            "ask_profile": (await account.public_profile(db, user_id=user_id)).display_name is None
+            and not profile_prompt_dismissed(request, settings),
             "links": [
                 {
                     "id": row["id"],
@@ -106,6 +116,12 @@ async def _inbox_page(
                 "paused": bool(current["paused"]),
             },
             "settings_of_link": await links.link(db, link_id=link_id, user_id=user_id),
+            # The fediverse switch, where the site federates: the handle people follow.
+            "fediverse_handle": (
+                f"@{link_id}@{urlsplit(settings.public_url).netloc}"
+                if settings.federates and settings.public_url
+                else None
+            ),
             "base": base,
             "share_url": f"{site_url(request, settings)}/{link_id}",
             "here": here,
@@ -113,11 +129,20 @@ async def _inbox_page(
             "filters": [f.value for f in inbox.InboxFilter],
             "page": listing,
             "unread": unread,
+            # The tab's title counts every link's unread messages: this one's as the page
+            # says, the others' as their badges do (dashboard.js adds those that arrive).
+            "other_unread": sum(int(r["unread"]) for r in owned if r["id"] != link_id),
             "newest": newest,
             "live": live,
             # Posts refused for want of a proof of work: the link is under a flood.
             "flood_refused": await gate.flood.refused_last_hour(link_id),
             "filtered_count": await filtered.count(db, link_id=link_id),
+            # Fediverse accounts whose server refused their token: said until reconnected.
+            "disconnected": [
+                f.acct
+                for f in await fediverse_accounts.accounts(db, user_id=user_id)
+                if not f.connected
+            ],
         },
     )
 
@@ -153,139 +178,6 @@ async def link_inbox(
     )
 
 
-# --- actions on a message -----------------------------------------------------------------
-
-_MESSAGE = "/dashboard/links/{link_id:str}/messages/{message_id:str}"
-
-
-def _back(browser: Browser, settings: Settings, form: FormMultiDict, link_id: str) -> Redirect:
-    return redirect_to(browser, settings, back_path(form, f"/dashboard/links/{link_id}"))
-
-
-@post(_MESSAGE + "/reply", status_code=303)
-async def reply(
-    browser: SignedInBrowser,
-    link: OwnedPageLink,
-    message_id: RowId,
-    form: SignedInForm,
-    db: DB,
-    settings: AppSettings,
-) -> Redirect:
-    content = text_field(form, "message_content")
-    await messages.reply(
-        db,
-        link_id=link.link_id,
-        owner_id=browser.principal.user_id,
-        message_id=message_id,
-        content=content,
-    )
-    return _back(browser, settings, form, link.link_id)
-
-
-@post(
-    _MESSAGE + "/like",
-    status_code=303,
-    dependencies={"likes": Provide(provide_likes, sync_to_thread=False)},
-)
-async def like(
-    browser: SignedInBrowser,
-    link: OwnedPageLink,
-    message_id: RowId,
-    form: SignedInForm,
-    db: DB,
-    likes: LikeWriterDep,
-    settings: AppSettings,
-) -> Redirect:
-    await messages.toggle_like(
-        db,
-        likes,
-        link_id=link.link_id,
-        owner_id=browser.principal.user_id,
-        message_id=message_id,
-    )
-    return _back(browser, settings, form, link.link_id)
-
-
-@post(_MESSAGE + "/delete", status_code=303)
-async def delete_message(
-    browser: SignedInBrowser,
-    link: OwnedPageLink,
-    message_id: RowId,
-    form: SignedInForm,
-    db: DB,
-    settings: AppSettings,
-) -> Redirect:
-    await messages.delete_message(db, link_id=link.link_id, message_id=message_id)
-    return _back(browser, settings, form, link.link_id)
-
-
-@post(_MESSAGE + "/replies/{reply_id:str}/delete", status_code=303)
-async def delete_reply(
-    browser: SignedInBrowser,
-    link: OwnedPageLink,
-    message_id: RowId,
-    reply_id: RowId,
-    form: SignedInForm,
-    db: DB,
-    settings: AppSettings,
-) -> Redirect:
-    await messages.delete_reply(
-        db,
-        link_id=link.link_id,
-        owner_id=browser.principal.user_id,
-        message_id=message_id,
-        reply_id=reply_id,
-    )
-    return _back(browser, settings, form, link.link_id)
-
-
-async def _block(
-    browser: Browser,
-    link_id: str,
-    message_id: str,
-    form: FormMultiDict,
-    db: Database,
-    settings: Settings,
-    *,
-    network: bool,
-) -> Redirect:
-    async with db.transaction() as tx:  # the block, and the sender's waiting messages moved
-        target = await blocks.sender_of(tx, message_id=message_id, link_id=link_id)
-        await blocks.block(
-            tx,
-            dialect=db.dialect,
-            owner_id=browser.principal.user_id,
-            target=target,
-            network=network,
-        )
-    return _back(browser, settings, form, link_id)
-
-
-@post(_MESSAGE + "/block", status_code=303)
-async def block_sender(
-    browser: SignedInBrowser,
-    link: OwnedPageLink,
-    message_id: RowId,
-    form: SignedInForm,
-    db: DB,
-    settings: AppSettings,
-) -> Redirect:
-    return await _block(browser, link.link_id, message_id, form, db, settings, network=False)
-
-
-@post(_MESSAGE + "/block-network", status_code=303)
-async def block_network(
-    browser: SignedInBrowser,
-    link: OwnedPageLink,
-    message_id: RowId,
-    form: SignedInForm,
-    db: DB,
-    settings: AppSettings,
-) -> Redirect:
-    """Block the sender's whole network (IPv4 /24, IPv6 /48): for one who rotates addresses."""
-    return await _block(browser, link.link_id, message_id, form, db, settings, network=True)
-
-
 # The settings form's pause choice: open, paused until resumed, or for so many hours;
 # "keep" leaves a timed pause running.
 _PAUSE_HOURS = {"24": 24, "168": 7 * 24}
@@ -303,6 +195,11 @@ def _muted_choice(form: FormMultiDict) -> str | None:
     return str(muted)
 
 
+def _text_or_none(form: FormMultiDict, name: str) -> str | None:
+    value = form.get(name)
+    return value if isinstance(value, str) else None
+
+
 @post("/dashboard/links/{link_id:str}/settings", status_code=303)
 async def link_settings(
     browser: SignedInBrowser, link: OwnedPageLink, form: SignedInForm, db: DB, settings: AppSettings
@@ -318,26 +215,21 @@ async def link_settings(
         db,
         link_id=link.link_id,
         user_id=browser.principal.user_id,
-        prompt=text_field(form, "prompt"),
+        prompt=preset_choice(form) or text_field(form, "prompt"),
         paused=None if pause in {"keep", *_PAUSE_HOURS} else pause == "paused",
         pause_for_hours=_PAUSE_HOURS.get(pause),
         hide_dates=form.get("hide_dates") == "on" if full else None,
         follow_ups=form.get("follow_ups") == "on" if full else None,
         muted=_muted_choice(form) if full else None,
+        crosspost=_text_or_none(form, "crosspost") if full else None,
+        crosspost_cw=_text_or_none(form, "crosspost_cw") if full else None,
+        senders=_text_or_none(form, "senders") if full else None,  # the service checks it
+        fediverse=form.get("fediverse") == "on" if full and settings.federates else None,
+        settings=settings,
     )
-    return _back(browser, settings, form, link.link_id)
+    return redirect_to(
+        browser, settings, back_path(form, f"/dashboard/links/{link.link_id}"), Done.SAVED
+    )
 
 
-ROUTES: list[ControllerRouterHandler] = [
-    signed_in_pages(
-        dashboard,
-        link_inbox,
-        reply,
-        like,
-        delete_message,
-        delete_reply,
-        block_sender,
-        block_network,
-        link_settings,
-    )
-]
+ROUTES: list[ControllerRouterHandler] = [signed_in_pages(dashboard, link_inbox, link_settings)]

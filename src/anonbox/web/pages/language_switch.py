@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import get
-from litestar.params import Parameter
+from litestar.params import QueryParameter
 from litestar.response import Redirect
 from litestar.types import ControllerRouterHandler
 
@@ -30,7 +30,7 @@ def _safe_next(path: str | None) -> str:
 async def choose_language(
     request: AnyRequest,
     language: str,
-    back: Annotated[str | None, Parameter(query="next")] = None,
+    back: Annotated[str | None, QueryParameter(name="next")] = None,
 ) -> Redirect:
     """The switcher's links: remember the language a year, and go back where they were."""
     settings: Settings = request.app.state.settings

@@ -9,20 +9,16 @@ second click, not the inbox. The actions call the API's services (``links.servic
 
 from __future__ import annotations
 
-import contextlib
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Request, get, post
-from litestar.params import Parameter
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
 from anonbox.auth import service as accounts
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
-from anonbox.core.errors import NotFound
 from anonbox.core.i18n import _, ngettext, number
-from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
 from anonbox.messages import service as messages
@@ -33,7 +29,11 @@ from anonbox.web.infra.dependencies import (
     SignedInForm,
     signed_in_pages,
 )
-from anonbox.web.infra.forms import back_path, dashboard_page, redirect_to, text_field
+from anonbox.web.infra.forms import (
+    dashboard_page,
+    preset_choice,
+    redirect_to,
+)
 from anonbox.web.infra.routing import site_url
 from anonbox.web.infra.session import Browser
 
@@ -63,9 +63,10 @@ async def links_page(
 async def create_link(
     browser: SignedInBrowser, form: SignedInForm, db: DB, settings: AppSettings
 ) -> Redirect:
-    made = await links.create_link(
-        db, user_id=browser.principal.user_id, prompt=text_field(form, "prompt")
-    )
+    # A preset, else the words typed, else (nothing typed) the default prompt.
+    typed = form.get("prompt")
+    prompt = preset_choice(form) or (typed if isinstance(typed, str) and typed.strip() else None)
+    made = await links.create_link(db, user_id=browser.principal.user_id, prompt=prompt)
     return redirect_to(browser, settings, f"{LINKS_PAGE}/{made.id}")
 
 
@@ -183,58 +184,6 @@ async def delete_unanswered(
     return redirect_to(browser, settings, f"{LINKS_PAGE}/{link.link_id}")
 
 
-_FROM_SENDER = LINKS_PAGE + "/{link_id:str}/messages/{message_id:str}/sender/delete"
-
-
-# "Delete all from this sender…" is offered on the inbox's cards and on the filtered
-# folder's (``from=filtered``): a message in either may name the sender.
-SenderOrigin = Annotated[str, Parameter(query="from", pattern="^(inbox|filtered)$")]
-
-
-@get(_FROM_SENDER)
-async def confirm_delete_from_sender(
-    request: AnyRequest,
-    browser: SignedInBrowser,
-    link: OwnedPageLink,
-    message_id: RowId,
-    db: DB,
-    settings: AppSettings,
-    origin: SenderOrigin = "inbox",
-) -> Template:
-    base = f"{LINKS_PAGE}/{link.link_id}"
-    folder = origin == "filtered"
-    return await confirm_page(
-        request,
-        browser,
-        db,
-        settings,
-        title=_("Delete every message from this sender?"),
-        text=_(
-            "Every message on this link from whoever sent this one is deleted for good, "
-            "with their replies, those waiting in the Filtered folder too. You will not "
-            "learn who it was, or how many there were."
-        ),
-        action=f"{base}/messages/{message_id}/sender/delete",
-        button=_("Delete all from this sender"),
-        cancel=f"{base}/filtered#f-{message_id}" if folder else f"{base}#m-{message_id}",
-        back=f"{base}/filtered" if folder else "",
-    )
-
-
-@post(_FROM_SENDER, status_code=303)
-async def delete_from_sender(
-    browser: SignedInBrowser,
-    link: OwnedPageLink,
-    message_id: RowId,
-    form: SignedInForm,
-    db: DB,
-    settings: AppSettings,
-) -> Redirect:
-    with contextlib.suppress(NotFound):  # already gone: the inbox shows what is left
-        await messages.delete_from_sender_of(db, link_id=link.link_id, message_id=message_id)
-    return redirect_to(browser, settings, back_path(form, f"{LINKS_PAGE}/{link.link_id}"))
-
-
 ROUTES: list[ControllerRouterHandler] = [
     signed_in_pages(
         links_page,
@@ -243,7 +192,5 @@ ROUTES: list[ControllerRouterHandler] = [
         delete_link,
         confirm_delete_unanswered,
         delete_unanswered,
-        confirm_delete_from_sender,
-        delete_from_sender,
     )
 ]

@@ -8,32 +8,34 @@ listing (answered messages only, never the inbox).
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from litestar import Response, get, post
-from litestar.di import Provide
 from litestar.exceptions import NotFoundException
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
 from anonbox.core.client import client_address
-from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.clock import isoformat_us, now_us
+from anonbox.core.dependencies import DB, AppSettings, PublicDB
 from anonbox.core.envelope import AnyRequest
 from anonbox.core.errors import Gone, NotFound, RateLimited, ValidationFailed
 from anonbox.core.exception_handlers import handle_anonbox_error, handle_http_exception
 from anonbox.core.i18n import N_, _, ngettext
 from anonbox.core.paths import Cursor
+from anonbox.core.requests import prefers_html
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
 from anonbox.links.availability import NO_LINK
 from anonbox.links.schemas import PublicLink
 from anonbox.messages import service as messages
 from anonbox.messages.content import MAX_CHARACTERS
-from anonbox.messages.dependencies import PostingDep, provide_posting
+from anonbox.messages.dependencies import PostingDep
 from anonbox.messages.inbox import service as inbox
 from anonbox.messages.schemas import InboxItem, ReplyOut
 from anonbox.receipts import service as receipts
@@ -47,6 +49,7 @@ from anonbox.web.infra.security import (
     csrf_token,
     set_csrf_cookie,
 )
+from anonbox.web.infra.session import Browser, browser_session, carry_renewal
 from anonbox.web.pages import previews
 
 ANSWERS_PER_PAGE = 10
@@ -98,18 +101,14 @@ def character_count(text: str) -> int:
     return len(unicodedata.normalize("NFC", text))
 
 
-def wants_html(request: AnyRequest) -> bool:
-    return "text/html" in request.headers.get("accept", "")
-
-
 def not_found(request: AnyRequest, missing: NotFound | None = None) -> Response[Any]:
     """A browser gets a page; an API client the same envelope as for an unknown route. A
     link that was deleted, or whose account is, is gone (410) rather than never there."""
     if isinstance(missing, Gone):
-        if wants_html(request):
+        if prefers_html(request):
             return error_page(410, _("This link is no longer available."))
         return handle_anonbox_error(request, missing)
-    if wants_html(request):
+    if prefers_html(request):
         return error_page(404, _("There is no link here. Check the address you were given."))
     return handle_http_exception(request, NotFoundException())
 
@@ -122,16 +121,6 @@ async def public_link(db: DB, link_id: str) -> PublicLink | NotFound:
         return await links.public_link(db, link_id=link_id)
     except NotFound as missing:
         return missing
-
-
-def initials(name: str) -> str:
-    """What stands in for the creator's picture (see docs/pages.md): up to two initials."""
-    letters = [word[0] for word in name.split() if word[:1].isalnum()]
-    return "".join(letters[:1] + letters[1:][-1:]).upper() or "?"
-
-
-def _avatar_tone(name: str) -> int:
-    return hashlib.sha256(name.encode()).digest()[0] % 6
 
 
 async def _answers(db: DB, link_id: str, cursor: str | None) -> tuple[list[Answer], str | None]:
@@ -156,6 +145,37 @@ async def _answers(db: DB, link_id: str, cursor: str | None) -> tuple[list[Answe
     return answers, page.next_cursor
 
 
+async def signed_in_sender(
+    request: AnyRequest, db: DB, settings: Settings, link: PublicLink
+) -> Browser | None:
+    """On a link for signed-in senders only, the browser's sign-in (None: not signed in).
+    Elsewhere None without looking: every sender there is their network."""
+    if link.senders != "signed_in":
+        return None
+    return await browser_session(request, db, settings)
+
+
+def signed_in_as(browser: Browser | None) -> Callable[[], Awaitable[str | None]]:
+    """The browser's account, as ``messages.service.create_message`` asks for it."""
+
+    async def ask() -> str | None:
+        return None if browser is None else browser.principal.user_id
+
+    return ask
+
+
+def signin_to_send(link: PublicLink) -> str:
+    """The sign-in page, coming back to this send page once signed in (``signin.py``
+    takes only a send page's path as ``next``)."""
+    return "/signin?" + urlencode({"next": f"/{link.id}"})
+
+
+def shown_name(link: PublicLink) -> str:
+    """The name public pages show: the one the creator chose, else a neutral one in the
+    reader's language (never anything from the creator's e-mail address)."""
+    return link.creator_name if link.creator_named else _("The creator")
+
+
 async def _send_page(
     request: AnyRequest,
     db: DB,
@@ -168,17 +188,19 @@ async def _send_page(
     error: str | None = None,
     sent: bool = False,
     receipt_url: str | None = None,
+    signin_url: str | None = None,
 ) -> Template:
     token, new = csrf_token(request)
     answers, next_cursor = await _answers(db, link.id, cursor)
-    name = link.creator_name.strip() or "This creator"
+    # A timed pause says when it ends (an open-ended one only that the link is paused); an
+    # end just passed, not yet resumed by the chore (links.service.RESUME_SECONDS), none.
+    until = await links.pause_end(db, link_id=link.id) if link.paused else None
+    name = shown_name(link)
     page = Template(
         template_name="public.html",
         context={
             "link": link,
             "name": name,
-            "initials": initials(name),
-            "avatar_tone": _avatar_tone(name),
             "csrf_field": CSRF_FIELD,
             "csrf_token": token,
             "max_characters": MAX_CHARACTERS,
@@ -187,6 +209,8 @@ async def _send_page(
             "error": error,
             "sent": sent,
             "receipt_url": receipt_url,
+            "signin_url": signin_url,  # set: the visitor must sign in to send
+            "paused_until": isoformat_us(until) if until and until > now_us() else None,
             "receipt_days": receipts.RECEIPT_DAYS,
             "answers": answers,
             "cursor": cursor,
@@ -206,12 +230,14 @@ async def _send_page(
 async def send_page(
     request: AnyRequest,
     link_id: str,
+    public_db: PublicDB,
     db: DB,
     settings: AppSettings,
     cursor: Cursor = None,
     sent: str | None = None,
 ) -> Response[Any]:
-    link = await public_link(db, link_id)
+    reads = public_db  # anyone's reads: a replica's when there is one (core.replicas)
+    link = await public_link(reads, link_id)
     if isinstance(link, NotFound):
         return not_found(request, link)
     cookie = cookie_name(RECEIPT_COOKIE, settings)
@@ -222,9 +248,19 @@ async def send_page(
         if token and link_id_part == link.id
         else None
     )
+    # The sign-in is the primary's: a session just opened, or renewed on the way (a write).
+    sender = await signed_in_sender(request, db, settings, link)
     page = await _send_page(
-        request, db, settings, link, cursor=cursor, sent=sent == "1", receipt_url=receipt_url
+        request,
+        reads,
+        settings,
+        link,
+        cursor=cursor,
+        sent=sent == "1",
+        receipt_url=receipt_url,
+        signin_url=signin_to_send(link) if link.senders == "signed_in" and sender is None else None,
     )
+    carry_renewal(page, sender, settings)
     if flashed is not None:  # shown once
         # With the attributes it was set with, or a browser ignores the deletion.
         page.set_cookie(
@@ -243,7 +279,6 @@ async def send_page(
 @post(
     "/{link_id:str}",
     name="public:send-form",
-    dependencies={"posting": Provide(provide_posting, sync_to_thread=False)},
 )
 async def send_from_form(
     request: AnyRequest, link_id: str, db: DB, settings: AppSettings, posting: PostingDep
@@ -253,6 +288,11 @@ async def send_from_form(
     if isinstance(link, NotFound):
         return not_found(request, link)
     form = await checked_form(request)
+    sender = await signed_in_sender(request, db, settings, link)
+    if link.senders == "signed_in" and sender is None:
+        return await _send_page(
+            request, db, settings, link, status_code=401, signin_url=signin_to_send(link)
+        )
     field = form.get("message_content")
     # Browsers send a textarea's line breaks as CRLF, but show and count them as one
     # character (as send.js does): store them as the LF a JSON client would send.
@@ -264,6 +304,7 @@ async def send_from_form(
             content=text,
             address=client_address(request.scope, posting.trusted_proxies),
             receipt_site=site_url(request, settings),
+            account=signed_in_as(sender),
         )
     except ValidationFailed as exc:
         problem = exc.fields[0].problem if exc.fields else ""
@@ -271,11 +312,15 @@ async def send_from_form(
         return await _send_page(
             request, db, settings, link, status_code=400, text=text, error=error
         )
+    except messages.SignInRequired:  # the link was switched to signed-in senders meanwhile
+        return await _send_page(
+            request, db, settings, link, status_code=401, signin_url=signin_to_send(link)
+        )
     except messages.LinkPaused:
         paused = PublicLink(**{**_fields(link), "paused": True})
         error = (
             _("%(name)s is not accepting messages right now.", name=paused.creator_name)
-            if paused.creator_name
+            if paused.creator_named
             else _("This creator is not accepting messages right now.")
         )
         return await _send_page(
@@ -305,6 +350,7 @@ async def send_from_form(
     except NotFound as missing:  # deleted while the form was being posted
         return not_found(request, missing)
     redirect = Redirect(path=f"/{link.id}?sent=1", status_code=303)
+    carry_renewal(redirect, sender, settings)
     if isinstance(sent.receipt, ReceiptLink):
         redirect.set_cookie(
             cookie_name(RECEIPT_COOKIE, settings),

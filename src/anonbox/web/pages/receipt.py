@@ -13,12 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Response, get, post
-from litestar.di import Provide
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
 from anonbox.core.client import client_address
-from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.dependencies import DB, AppSettings, PublicDB
 from anonbox.core.envelope import AnyRequest
 from anonbox.core.errors import AnonboxError, NotFound, RateLimited, ValidationFailed
 from anonbox.core.i18n import _, ngettext
@@ -26,7 +25,7 @@ from anonbox.core.settings import Settings
 from anonbox.links import service as links
 from anonbox.messages import service as messages
 from anonbox.messages.content import MAX_CHARACTERS
-from anonbox.messages.dependencies import PostingDep, provide_posting
+from anonbox.messages.dependencies import PostingDep
 from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import ReceiptOut
 from anonbox.safety.flood import ProofOfWorkRequired
@@ -54,12 +53,12 @@ def _no_receipt() -> str:
 
 
 async def _creator_name(db: DB, link_id: str) -> str:
-    """The creator's display name, public on their send page anyway."""
+    """The creator's chosen name, public on their send page anyway; else a neutral one."""
     try:
         link = await links.public_link(db, link_id=link_id)
     except AnonboxError:
-        return "The creator"
-    return link.creator_name.strip() or "The creator"
+        return _("The creator")
+    return link.creator_name if link.creator_named else _("The creator")
 
 
 async def _page(
@@ -109,8 +108,16 @@ def _not_found() -> Response[Any]:
 
 @get("/r/{token:str}", name="receipt:page")
 async def receipt_page(
-    request: AnyRequest, token: str, db: DB, settings: AppSettings, followed: str | None = None
+    request: AnyRequest,
+    token: str,
+    db: DB,
+    public_db: PublicDB,
+    settings: AppSettings,
+    followed: str | None = None,
 ) -> Response[Any]:
+    # Anyone's read, a replica's (core.replicas); but right after the sender's own
+    # follow-up, the primary's, which has it.
+    db = db if followed == "1" else public_db
     try:
         found = await receipts.receipt_of_link(db, token=token)
     except NotFound:
@@ -121,7 +128,6 @@ async def receipt_page(
 @post(
     "/r/{token:str}",
     name="receipt:follow-up",
-    dependencies={"posting": Provide(provide_posting, sync_to_thread=False)},
 )
 async def follow_up_from_form(
     request: AnyRequest, token: str, db: DB, settings: AppSettings, posting: PostingDep

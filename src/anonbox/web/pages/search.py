@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from litestar import Request, get
-from litestar.params import Parameter
+from litestar.params import QueryParameter
 from litestar.response import Template
 from litestar.types import ControllerRouterHandler
 
@@ -31,7 +31,7 @@ PAGE_SIZE = 20
 AnyRequest = Request[Any, Any, Any]
 
 FilterName = Annotated[
-    str, Parameter(query="filter", pattern="^(all|unread|unanswered|answered|liked)$")
+    str, QueryParameter(name="filter", pattern="^(all|unread|unanswered|answered|liked)$")
 ]
 
 

@@ -6,66 +6,76 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable
-from typing import Annotated, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from litestar import Response, get
-from litestar.datastructures import State
-from litestar.di import Provide
-from litestar.params import Dependency
 from litestar.types import ControllerRouterHandler
 
+from anonbox.account import avatar as avatars
+from anonbox.account import service as account
 from anonbox.core.client import client_address
-from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.database import Database
+from anonbox.core.dependencies import DB, AppSettings, PublicDB
 from anonbox.core.envelope import AnyRequest
 from anonbox.core.errors import NotFound
 from anonbox.core.i18n import gettext, use_locale
 from anonbox.core.ids import ULID_PATTERN
+from anonbox.core.settings import Settings
 from anonbox.links import service as links
+from anonbox.links.schemas import PublicLink
 from anonbox.messages.inbox import service as inbox
 from anonbox.safety.dependencies import GateDep
-from anonbox.web.cards.cache import CardCache
+from anonbox.web.cards.cache import CardCache, CardsDep
 from anonbox.web.cards.draw import CardLabels, render_card, render_link_card
 from anonbox.web.infra.routing import site_url
 from anonbox.web.pages.public import not_found, public_link
 
-_CARD_VERSION = "2"  # part of the card's ETag: bump when the drawing changes
+_CARD_VERSION = "3"  # part of the card's ETag: bump when the drawing changes
 
 
-async def card_words(db: DB, link_id: str, creator_name: str) -> tuple[CardLabels, str]:
+async def _picture(db: DB, link: PublicLink) -> tuple[str, functools.partial[Any]]:
+    """The creator's picture for a card: what names it in the card's version (an upload's
+    address is new with every upload), and how the drawing thread gets the image."""
+    found = avatars.uploaded_id(link.creator_avatar_url.rsplit("/", 1)[1])
+    if found is not None:
+        stored = await account.avatar_image(db, avatar_id=found)
+        ref = avatars.AvatarRef("uploaded", found) if stored else avatars.AvatarRef("neutral")
+        return ref.url, functools.partial(avatars.picture, ref, stored)
+    key = avatars.generated_of(link.creator_avatar_url.rsplit("/", 1)[1])
+    ref = avatars.AvatarRef("generated", key) if key else avatars.AvatarRef("neutral")
+    return ref.url, functools.partial(avatars.picture, ref)
+
+
+async def card_words(db: DB, link: PublicLink) -> tuple[CardLabels, str]:
     """The words a card draws besides the creator's texts, and the name it shows, in the
     creator's language: a card stands for its creator wherever it is shared, so it reads
     the same for every visitor. The labels are part of the ETag: a card in another
     language is another version."""
-    with use_locale(await links.creator_language(db, link_id=link_id)):
+    with use_locale(await links.creator_language(db, link_id=link.id)):
         labels = CardLabels(
             anonymous_message=gettext("Anonymous message"),
             replied=gettext("%(name)s replied"),
             invitation=gettext("Send me anonymous messages"),
         )
-        return labels, creator_name.strip() or gettext("The creator")
-
-
-def provide_cards(state: State) -> CardCache:
-    cards: CardCache = state.cards
-    return cards
+        return labels, link.creator_name if link.creator_named else gettext("The creator")
 
 
 @get(
     "/{link_id:str}/{message_id:str}/card.png",
     name="public:card",
-    dependencies={"cards": Provide(provide_cards, sync_to_thread=False)},
 )
 async def share_card(
     request: AnyRequest,
     link_id: str,
     message_id: str,
-    db: DB,
+    public_db: PublicDB,
     settings: AppSettings,
     gate: GateDep,
-    cards: Annotated[CardCache, Dependency(skip_validation=True)],
+    cards: CardsDep,
 ) -> Response[Any]:
+    db = public_db  # anyone's reads: a replica's when there is one (core.replicas)
     """An answered message and its latest reply as a PNG for phone stories, drawn once per
     version (``web.cards.cache``) and limited per client."""
     address = client_address(request.scope, request.app.state.trusted_proxies)
@@ -87,22 +97,69 @@ async def share_card(
     if not replies.items:
         return not_found(request)
     reply = replies.items[0]
-    labels, name = await card_words(db, link.id, link.creator_name)
+    labels, name = await card_words(db, link)
+    url = link_address(site_url(request, settings), link.id)  # where to ask, for a story
+    picture, load = await _picture(db, link)
     return await _card(
         request,
         cards,
-        version=(link.prompt, name, message.message_content, reply.message_content),
+        version=(link.prompt, name, picture, message.message_content, reply.message_content, url),
         labels=labels,
-        draw=functools.partial(
-            render_card,
+        draw=lambda: render_card(
             prompt=link.prompt,
             message=message.message_content,
             reply=reply.message_content,
             name=name,
+            url=url,
+            avatar=load(),
             labels=labels,
         ),
         disposition=f'attachment; filename="anonbox-{message_id}.png"',
     )
+
+
+def answer_cards(
+    db: Database, cards: CardCache, settings: Settings
+) -> Callable[[str, str], Awaitable[bytes | None]]:
+    """Draws an answer's share card outside a request, for the answers posted to a
+    creator's fediverse account (``notifications.crosspost``): the same picture as
+    ``/{link_id}/{message_id}/card.png``, None when the message has no answer (any more)."""
+
+    async def card(link_id: str, message_id: str) -> bytes | None:
+        try:
+            link = await links.public_link(db, link_id=link_id)
+        except NotFound:
+            return None
+        message = await inbox.answered_message(db, link_id=link.id, message_id=message_id)
+        if message is None:
+            return None
+        replies = await inbox.replies(
+            db, link_id=link.id, message_id=message_id, cursor=None, limit=1, is_creator=False
+        )
+        if not replies.items:
+            return None
+        reply = replies.items[0]
+        labels, name = await card_words(db, link)
+        url = link_address(settings.public_url or "http://localhost", link.id)
+        picture, load = await _picture(db, link)
+        version = (link.prompt, name, picture, message.message_content, reply.message_content, url)
+        digest = hashlib.sha256(
+            "\0".join((_CARD_VERSION, repr(labels), *version)).encode()
+        ).hexdigest()[:32]
+        return await cards.png(
+            digest,
+            lambda: render_card(
+                prompt=link.prompt,
+                message=message.message_content,
+                reply=reply.message_content,
+                name=name,
+                url=url,
+                avatar=load(),
+                labels=labels,
+            ),
+        )
+
+    return card
 
 
 async def _card(
@@ -138,32 +195,36 @@ def link_address(site: str, link_id: str) -> str:
 @get(
     "/{link_id:str}/card.png",
     name="public:link-card",
-    dependencies={"cards": Provide(provide_cards, sync_to_thread=False)},
 )
 async def link_card(
     request: AnyRequest,
     link_id: str,
-    db: DB,
+    public_db: PublicDB,
     settings: AppSettings,
     gate: GateDep,
-    cards: Annotated[CardCache, Dependency(skip_validation=True)],
+    cards: CardsDep,
 ) -> Response[Any]:
+    db = public_db  # anyone's reads: a replica's when there is one (core.replicas)
     """The link itself as a PNG for phone stories ("Send me anonymous messages", the
-    creator's name, the prompt and the address), drawn and limited like an answer's."""
+    creator's picture and name, the prompt, the QR code and the address), drawn and
+    limited like an answer's."""
     address = client_address(request.scope, request.app.state.trusted_proxies)
     await gate.throttle_client(db, address=address, limit=settings.limit_card)
     link = await public_link(db, link_id)
     if isinstance(link, NotFound):
         return not_found(request, link)
-    labels, name = await card_words(db, link.id, link.creator_name)
-    url = link_address(site_url(request, settings), link.id)
+    labels, name = await card_words(db, link)
+    site = site_url(request, settings)
+    url = link_address(site, link.id)
+    scanned = f"{site.rstrip('/')}/{link.id}"  # the QR code: with its scheme, so it opens
+    picture, load = await _picture(db, link)
     return await _card(
         request,
         cards,
-        version=("link", link.prompt, name, url),
+        version=("link", link.prompt, name, picture, url, scanned),
         labels=labels,
-        draw=functools.partial(
-            render_link_card, name=name, prompt=link.prompt, url=url, labels=labels
+        draw=lambda: render_link_card(
+            name=name, prompt=link.prompt, url=url, qr=scanned, avatar=load(), labels=labels
         ),
         disposition=f'inline; filename="anonbox-{link.id}.png"',
     )

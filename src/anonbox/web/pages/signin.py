@@ -1,6 +1,7 @@
 """Page routes for signing in and out in a browser: the sign-in page with the ways this
 server offers (an e-mail link; Google when configured), the link from the mail, the
-provider's redirect back, and signing out. Each success ends on ``/dashboard`` with a
+provider's redirect back, and signing out. Each success ends on ``/dashboard`` (or on the
+send page the sign-in page was opened from: ``next``, a send page's path only) with a
 browser session (``web.infra.session``); each refusal is a page, never a JSON envelope.
 """
 
@@ -9,18 +10,19 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from litestar import MediaType, Request, Response, get, post
-from litestar.datastructures import Cookie, State
-from litestar.di import Provide
+from litestar.datastructures import Cookie
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import OpenAPIType
-from litestar.params import Dependency, Parameter
+from litestar.params import Parameter, QueryParameter
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
 from anonbox.auth.dependencies import (
     AUTH_COOKIE_PATH,
     GOOGLE_NOT_CONFIGURED,
+    OIDC,
     SIGNIN_COOKIE,
+    MaybeOIDC,
     signin_cookie,
 )
 from anonbox.auth.email_signin import (
@@ -29,12 +31,14 @@ from anonbox.auth.email_signin import (
     new_binding,
     send_link,
 )
-from anonbox.auth.oidc import OIDCClient, SignInFailed
+from anonbox.auth.fediverse import service as fediverse_accounts
+from anonbox.auth.fediverse.dependencies import FediverseDep
+from anonbox.auth.oidc import SignInFailed
 from anonbox.auth.sessions import close_session
 from anonbox.auth.signin import finish_signin, start_signin
 from anonbox.core.client import client_address
 from anonbox.core.database import Database
-from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.dependencies import DB, AppSettings, LimiterDep, MailerDep
 from anonbox.core.errors import (
     AnonboxError,
     NotFound,
@@ -43,12 +47,12 @@ from anonbox.core.errors import (
     ValidationFailed,
 )
 from anonbox.core.i18n import N_, _, ngettext
-from anonbox.core.mail import ConsoleMailer, Mailer
-from anonbox.core.ratelimit import RateLimiter
+from anonbox.core.mail import ConsoleMailer
 from anonbox.core.settings import Settings
 from anonbox.safety.dependencies import GateDep
 from anonbox.safety.gate import Gate
-from anonbox.web.infra.locale import public_locale
+from anonbox.web.infra.locale import browser_language, public_locale
+from anonbox.web.infra.return_to import ReturnPath, remember_return, return_path, to_dashboard
 from anonbox.web.infra.routing import HTML, error_page, readable, site_url
 from anonbox.web.infra.security import (
     CSRF_FIELD,
@@ -84,10 +88,6 @@ def _email_cookie(binding: str, settings: Settings) -> Cookie:
     )
 
 
-MailerDep = Annotated[Mailer | None, Dependency(skip_validation=True)]
-LimiterDep = Annotated[RateLimiter, Dependency(skip_validation=True)]
-
-
 def signin_page(
     request: AnyRequest,
     settings: Settings,
@@ -95,6 +95,7 @@ def signin_page(
     message: str | None = None,
     problem: str | None = None,
     email: str = "",
+    instance: str = "",
     status_code: int = 200,
 ) -> Template:
     """The sign-in page, offering only the ways this server is configured for."""
@@ -106,6 +107,7 @@ def signin_page(
             "message": _(message) if message else None,
             "problem": _(problem) if problem else None,
             "email": email,
+            "instance": instance,
             "google": settings.google_client_id is not None,
             "email_signin": settings.email_signin_enabled,
             "csrf_token": token,
@@ -119,23 +121,32 @@ def signin_page(
     return page
 
 
-def _to_dashboard() -> Redirect:
-    return Redirect(path="/dashboard", status_code=303, headers=dict(_NO_STORE))
-
-
 @get("/signin")
-async def signin(request: AnyRequest, db: DB, settings: AppSettings) -> Response[Any]:
+async def signin(
+    request: AnyRequest,
+    db: DB,
+    settings: AppSettings,
+    back: ReturnPath = None,
+) -> Response[Any]:
     browser = await browser_session(request, db, settings)
+    path = return_path(back)
     if browser is not None:
-        response = _to_dashboard()
+        response: Response[Any] = (
+            to_dashboard(request, settings)
+            if path is None
+            else Redirect(path=path, status_code=303, headers=dict(_NO_STORE))
+        )
         carry_renewal(response, browser, settings)
         return response
-    return signin_page(request, settings)
+    page = signin_page(request, settings)
+    if path is not None:
+        remember_return(page, settings, path)
+    return page
 
 
 @get("/signin/google")
 async def signin_google(
-    request: AnyRequest, db: DB, oidc: OIDCClient, settings: AppSettings, gate: GateDep
+    request: AnyRequest, db: DB, oidc: OIDC, settings: AppSettings, gate: GateDep
 ) -> Redirect:
     """The "Sign in with Google" button: off to the provider, bound to this browser.
     Each start writes a row, so starts count against the network's sign-in limit."""
@@ -150,16 +161,6 @@ async def signin_google(
     )
 
 
-def provide_mailer(state: State) -> Mailer | None:
-    mailer: Mailer | None = state.mailer
-    return mailer
-
-
-def provide_limiter(state: State) -> RateLimiter:
-    limiter: RateLimiter = state.limiter
-    return limiter
-
-
 async def _network(request: AnyRequest, db: Database, gate: Gate) -> str | None:
     address = client_address(request.scope, request.app.state.trusted_proxies)
     return None if address is None else (await gate.keys.current(db, address)).hash
@@ -168,10 +169,6 @@ async def _network(request: AnyRequest, db: Database, gate: Gate) -> str | None:
 @post(
     "/signin/email",
     status_code=200,
-    dependencies={
-        "mailer": Provide(provide_mailer, sync_to_thread=False),
-        "limiter": Provide(provide_limiter, sync_to_thread=False),
-    },
 )
 async def signin_email(
     request: AnyRequest,
@@ -253,13 +250,17 @@ async def signin_email_link(
                 )
             )
         tokens = await follow_link(
-            db, settings, token=token, binding=request.cookies.get(EMAIL_COOKIE)
+            db,
+            settings,
+            token=token,
+            binding=request.cookies.get(EMAIL_COOKIE),
+            language=browser_language(request),  # the switcher's choice, else Accept-Language
         )
     except SignInLinkRefused as exc:
         return signin_page(
             request, settings, problem=readable(exc.message, 400, exc.code), status_code=400
         )
-    response = _to_dashboard()
+    response = to_dashboard(request, settings)
     set_session_cookies(response, tokens, settings)
     response.delete_cookie(EMAIL_COOKIE, path=EMAIL_COOKIE_PATH)
     return response
@@ -314,8 +315,11 @@ async def google_callback_page(
     request: AnyRequest,
     db: DB,
     settings: AppSettings,
+    google: MaybeOIDC,
     code: Annotated[str | None, _PROVIDER_VALUE] = None,
-    returned_state: Annotated[str | None, Parameter(query="state", **_PROVIDER_VALUE_DOC)] = None,
+    returned_state: Annotated[
+        str | None, QueryParameter(name="state", **_PROVIDER_VALUE_DOC)
+    ] = None,
     # What the provider sends instead of a code when it did not sign the user in.
     error: Annotated[str | None, Parameter(include_in_schema=False)] = None,
 ) -> Response[Any]:
@@ -331,25 +335,138 @@ async def google_callback_page(
             raise SignInFailed(
                 N_("This sign-in address is incomplete; start again from the sign-in page.")
             )
-        oidc: OIDCClient | None = request.app.state.oidc
-        if oidc is None:
+        if google is None:
             raise NotFound(GOOGLE_NOT_CONFIGURED)
         tokens = await finish_signin(
             db,
-            oidc,
+            google,
             settings,
             code=code,
             state=returned_state,
             binding=request.cookies.get(SIGNIN_COOKIE),
+            language=browser_language(request),
         )
     except AnonboxError as exc:
         page = error_page(exc.status_code, readable(exc.message, exc.status_code, exc.code))
         if (retry_after := getattr(exc, "retry_after", None)) is not None:
             page.headers["Retry-After"] = str(retry_after)
         return page
-    response = _to_dashboard()
+    response = to_dashboard(request, settings)
     set_session_cookies(response, tokens, settings)
     response.delete_cookie(SIGNIN_COOKIE, path=AUTH_COOKIE_PATH)
+    return response
+
+
+# Binds a fediverse sign-in (or linking) to the browser that started it.
+FEDIVERSE_COOKIE = "anonbox_fediverse"
+FEDIVERSE_COOKIE_PATH = "/signin/fediverse"
+FEDIVERSE_CALLBACK = "/signin/fediverse/callback"
+
+
+def fediverse_cookie(binding: str, settings: Settings) -> Cookie:
+    return Cookie(
+        key=FEDIVERSE_COOKIE,
+        value=binding,
+        path=FEDIVERSE_COOKIE_PATH,
+        max_age=settings.signin_state_ttl_seconds,
+        httponly=True,
+        secure=settings.secure_cookies,
+        samesite="lax",  # sent when the instance sends the browser back: a navigation
+    )
+
+
+def fediverse_callback(request: AnyRequest, settings: Settings) -> str:
+    return site_url(request, settings) + FEDIVERSE_CALLBACK
+
+
+@post("/signin/fediverse", status_code=303)
+async def signin_fediverse(
+    request: AnyRequest,
+    db: DB,
+    settings: AppSettings,
+    gate: GateDep,
+    fediverse: FediverseDep,
+) -> Response[Any]:
+    """ "Sign in with Mastodon or Misskey": off to the instance typed, bound to this
+    browser; a wrong, unreachable or refused address is the sign-in page saying so."""
+    form = await checked_form(request)
+    field = form.get("instance")
+    typed = field if isinstance(field, str) else ""
+    address = client_address(request.scope, request.app.state.trusted_proxies)
+    await gate.throttle_client(db, address=address, limit=settings.limit_signin_network)
+    try:
+        started = await fediverse_accounts.start(
+            db,
+            fediverse,
+            settings,
+            typed=typed,
+            redirect_uri=fediverse_callback(request, settings),
+            website=site_url(request, settings),
+        )
+    except AnonboxError as exc:
+        return signin_page(
+            request,
+            settings,
+            problem=readable(exc.message, exc.status_code, exc.code),
+            instance=typed[:300],
+            status_code=exc.status_code if exc.status_code < 500 else 400,
+        )
+    return Redirect(
+        path=started.url,
+        status_code=303,
+        cookies=[fediverse_cookie(started.binding, settings)],
+        headers=_NO_STORE,
+    )
+
+
+@get(FEDIVERSE_CALLBACK)
+async def fediverse_callback_page(
+    request: AnyRequest,
+    db: DB,
+    settings: AppSettings,
+    fediverse: FediverseDep,
+    code: str | None = None,
+    returned_state: Annotated[str | None, QueryParameter(name="state")] = None,
+    session: str | None = None,
+    error: str | None = None,
+) -> Response[Any]:
+    """Where the instance sends the browser back (Mastodon: ``code`` and ``state``;
+    Misskey's MiAuth: ``session``): signed in and on to the dashboard, or, after linking
+    from the account page, back there."""
+    returned = returned_state or session
+    try:
+        if error is not None:
+            raise SignInFailed(
+                N_("Sign-in was cancelled.")
+                if error == "access_denied"
+                else N_("The instance could not sign you in; please try again.")
+            )
+        if not returned or len(returned) > 150 or (code is not None and len(code) > 500):
+            raise SignInFailed(
+                N_("This sign-in address is incomplete; start again from the sign-in page.")
+            )
+        done = await fediverse_accounts.finish(
+            db,
+            fediverse,
+            settings,
+            state=returned,
+            code=code,
+            binding=request.cookies.get(FEDIVERSE_COOKIE),
+            redirect_uri=fediverse_callback(request, settings),
+            website=site_url(request, settings),
+            language=browser_language(request),
+        )
+    except AnonboxError as exc:
+        status = exc.status_code if exc.status_code < 500 else 400
+        return error_page(status, readable(exc.message, exc.status_code, exc.code))
+    if done.tokens is None:  # linked from the account page
+        response: Response[Any] = Redirect(
+            path="/dashboard/account?done=saved", status_code=303, headers=dict(_NO_STORE)
+        )
+    else:
+        response = to_dashboard(request, settings)
+        set_session_cookies(response, done.tokens, settings)
+    response.delete_cookie(FEDIVERSE_COOKIE, path=FEDIVERSE_COOKIE_PATH)
     return response
 
 
@@ -371,5 +488,7 @@ ROUTES: list[ControllerRouterHandler] = [
     signin_google,
     signin_email,
     signin_email_link,
+    signin_fediverse,
+    fediverse_callback_page,
     signout,
 ]

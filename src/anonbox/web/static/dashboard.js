@@ -5,10 +5,13 @@
   "use strict";
   // The page's texts in its language (static/texts.js), English where one is missing.
   var t = window.anonboxText || function (key, fallback) { return fallback; };
-  // "Copy link": shown only where the page may write to the clipboard.
-  var share = document.getElementById("share-url");
-  var copy = document.getElementById("copy-link");
-  if (share && copy && navigator.clipboard && window.isSecureContext) {
+  // "Copy link": shown only where the page may write to the clipboard; bound again when
+  // inplace.js puts a new page in place.
+  function bind() {
+    var share = document.getElementById("share-url");
+    var copy = document.getElementById("copy-link");
+    if (!share || !copy || copy.dataset.bound || !navigator.clipboard || !window.isSecureContext) return;
+    copy.dataset.bound = "1";
     copy.hidden = false;
     copy.addEventListener("click", function () {
       var status = document.getElementById("copy-status");
@@ -18,6 +21,8 @@
       );
     });
   }
+  bind();
+  document.addEventListener("anonbox:swapped", bind);
 })();
 
 // Times read "3 minutes ago" in the page's language (Intl.RelativeTimeFormat), the exact
@@ -57,7 +62,7 @@
   }
 
   function sayAll() {
-    inbox.querySelectorAll("time[datetime]").forEach(say);
+    document.querySelectorAll("main time[datetime]").forEach(say);
   }
   window.anonboxSayTime = say; // for the live inbox below
   setInterval(sayAll, 60 * 1000);
@@ -70,8 +75,9 @@
   if (!inbox || !template || !window.EventSource) {
     return;
   }
-  var list = document.getElementById("messages");
-  var unread = document.getElementById("unread-count");
+  // Looked up when used: settings saved in place (inplace.js) put a new <main> here.
+  function list() { return document.getElementById("messages"); }
+  function unreadCount() { return document.getElementById("unread-count"); }
   var live = inbox.dataset.live === "true";
   var url = new URL(inbox.dataset.eventsUrl, window.location.href);
   if (inbox.dataset.after) {
@@ -82,11 +88,8 @@
     var node = template.content.firstElementChild.cloneNode(true);
     node.id = "m-" + message.id;
     node.dataset.messageId = message.id;
-    node.querySelectorAll("form").forEach(function (form) {
-      form.setAttribute("action", form.getAttribute("action").replace("MESSAGE_ID", message.id));
-    });
-    node.querySelectorAll("[formaction]").forEach(function (button) {
-      button.setAttribute("formaction", button.getAttribute("formaction").replace("MESSAGE_ID", message.id));
+    node.querySelectorAll("[href]").forEach(function (link) {
+      link.setAttribute("href", link.getAttribute("href").replace("MESSAGE_ID", message.id));
     });
     node.querySelectorAll("[id], [for]").forEach(function (element) {
       ["id", "for"].forEach(function (name) {
@@ -115,18 +118,30 @@
       : liveStatus.dataset.many.replace("{count}", String(arrived));
   }
 
+  // The tab's title counts the unread messages, so a tab left open says when one comes.
+  function retitle(count) {
+    var total = count + Number(inbox.dataset.otherUnread || "0");
+    var none = inbox.dataset.title;
+    var some = inbox.dataset.titleUnread;
+    if (!none || !some) return;
+    document.title = total > 0 ? some.replace("{count}", String(total)) : none;
+  }
+
   var source = new EventSource(url.toString());
   source.addEventListener("message", function (event) {
     var message = JSON.parse(event.data);
     if (document.querySelector('[data-message-id="' + message.id + '"]')) {
       return;
     }
+    var unread = unreadCount();
+    if (!unread || !list()) return;
     var count = Number(unread.dataset.count || "0") + 1;
     unread.dataset.count = String(count);
     unread.textContent = String(count);
+    retitle(count);
     announce();
     if (live) {
-      list.prepend(messageNode(message));
+      list().prepend(messageNode(message));
       var empty = document.getElementById("inbox-empty");
       if (empty) {
         empty.remove();
@@ -141,14 +156,16 @@
         filtered.textContent = String(Number(filtered.textContent || "0") + 1);
       }
     }
-    var node = list.querySelector('[data-message-id="' + removed.id + '"]');
-    if (!node) {
+    var unread = unreadCount();
+    var node = list() && list().querySelector('[data-message-id="' + removed.id + '"]');
+    if (!node || !unread) {
       return;
     }
     if (node.classList.contains("unread")) {
       var count = Math.max(Number(unread.dataset.count || "0") - 1, 0);
       unread.dataset.count = String(count);
       unread.textContent = String(count);
+      retitle(count);
     }
     node.remove();
   });

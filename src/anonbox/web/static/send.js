@@ -22,6 +22,8 @@
   var receiptBox = document.getElementById("receipt");
   var receiptUrl = document.getElementById("receipt-url");
   var copyStatus = document.getElementById("copy-receipt-status");
+  var note = document.getElementById("limit-note");
+  var ownLink = document.getElementById("own-link");
 
   // Count as the server does: Unicode code points after NFC normalisation. The spread
   // iterates code points (an emoji is one, not two UTF-16 units); a textarea's value
@@ -36,6 +38,13 @@
     var over = n > max;
     counter.classList.toggle("over", over);
     button.disabled = over;
+    // Why the button is greyed out, said as the limit is passed (a live region): once, and
+    // again only with the count when it changes.
+    if (note) {
+      var said = over ? t("limit_note", "A message can be up to " + max + " characters; this one has {count}. " +
+        "Shorten it to send it.").replace("{count}", String(n)) : "";
+      if (note.textContent !== said) note.textContent = said;
+    }
     if (over) textarea.setAttribute("aria-invalid", "true");
     else textarea.removeAttribute("aria-invalid");
   }
@@ -139,6 +148,9 @@
     });
   }
 
+  // A link for signed-in senders only has no data-api: the API takes no session cookie,
+  // so the form posts to the page itself, which knows the browser's sign-in.
+  if (!api) return;
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     if (button.disabled) return;
@@ -149,6 +161,7 @@
           textarea.value = "";
           show("success", t("sent", "Sent! Your message is on its way, anonymously."));
           showReceipt(result.body);
+          if (ownLink) ownLink.hidden = false;
         } else {
           show("error", problem(result.body, result.response));
           textarea.focus();

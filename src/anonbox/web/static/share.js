@@ -3,12 +3,13 @@
 // write to the clipboard. "Download card" is a plain link and needs nothing from here.
 (function () {
   "use strict";
-  var boxes = document.querySelectorAll(".share-actions");
   // The page's texts in its language (static/texts.js), English where one is missing.
   var t = window.anonboxText || function (key, fallback) { return fallback; };
   var copied = t("copied", "Link copied.");
   var failed = t("select_and_copy_url", "Select the link and copy it:");
-  Array.prototype.forEach.call(boxes, function (box) {
+  function bind(box) {
+    if (box.dataset.bound) return; // bound before a swap (inplace.js) kept it
+    box.dataset.bound = "1";
     var share = box.querySelector("[data-share]");
     var copy = box.querySelector("[data-share-copy]");
     var status = box.querySelector(".share-status");
@@ -50,5 +51,10 @@
         );
       });
     }
-  });
+  }
+  function bindAll() {
+    Array.prototype.forEach.call(document.querySelectorAll(".share-actions"), bind);
+  }
+  bindAll();
+  document.addEventListener("anonbox:swapped", bindAll); // a page put in place by inplace.js
 })();

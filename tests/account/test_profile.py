@@ -1,0 +1,198 @@
+"""The creator's public profile (issue 31): ``PATCH /account/profile`` sets a display name
+and a bio; until a name is chosen, the send page, the cards and the public link call the
+creator by a neutral name, never by anything from their e-mail address. Each test runs on
+SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+from PIL import Image
+
+from anonbox.auth.service import create_creator
+from anonbox.core.database import connect
+from tests.actions import assert_error, post_message, post_reply
+from tests.conftest import Creator
+from tests.server import Server
+
+PROFILE = "/account/profile"
+
+
+def creator_with_email(server: Server, email: str) -> Creator:
+    """An account made as a sign-up with ``email`` makes it."""
+
+    async def run() -> Creator:
+        db = await connect(server.database_url)
+        try:
+            made = await create_creator(db, email=email)
+        finally:
+            await db.close()
+        return Creator(made.user_id, made.link_id, made.api_key)
+
+    return asyncio.run(run())
+
+
+def hanako(server: Server) -> Creator:
+    # The domain varies so that each run may sign up again; the name part is the point.
+    return creator_with_email(server, f"hanako.yamada@{uuid.uuid4().hex[:8]}.example.jp")
+
+
+def patch_profile(api: httpx.Client, creator: Creator, body: Any) -> httpx.Response:
+    return api.patch(PROFILE, json=body, headers=creator.headers)
+
+
+def profile_of(api: httpx.Client, creator: Creator) -> dict[str, Any]:
+    response = api.get(PROFILE, headers=creator.headers)
+    assert response.status_code == 200, response.text
+    data: dict[str, Any] = response.json()["data"]
+    return data
+
+
+# --- PATCH /account/profile -------------------------------------------------------------
+
+
+def test_a_creator_chooses_a_name_and_bio_normalised_and_trimmed(
+    api: httpx.Client, server: Server
+) -> None:
+    creator = hanako(server)
+    assert profile_of(api, creator) == {"display_name": None, "bio": None}
+
+    # "Cafe" with a combining acute accent: stored as the one composed character (NFC).
+    response = patch_profile(
+        api, creator, {"display_name": "  Cafe\u0301 花子 ", "bio": " 質問どうぞ "}
+    )
+
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert set(body) == {"status_code", "message", "data", "metadata"}
+    assert body["status_code"] == 200
+    assert body["data"] == {"display_name": "Café 花子", "bio": "質問どうぞ"}
+    assert profile_of(api, creator) == body["data"]
+
+    # A field left out keeps its value; an empty bio (or null) removes it.
+    assert patch_profile(api, creator, {"bio": ""}).json()["data"] == {
+        "display_name": "Café 花子",
+        "bio": None,
+    }
+    assert patch_profile(api, creator, {"display_name": "x" * 80}).status_code == 200
+    assert patch_profile(api, creator, {"bio": "b" * 160}).json()["data"]["bio"] == "b" * 160
+    assert patch_profile(api, creator, {"bio": None}).json()["data"]["bio"] is None
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "problem"),
+    [
+        ({"display_name": "x" * 81}, "display_name", "too_long"),
+        ({"display_name": ""}, "display_name", "too_short"),
+        ({"display_name": "   "}, "display_name", "blank"),
+        ({"display_name": "Hana\x00ko"}, "display_name", "control_character"),
+        ({"display_name": "Hana\u0085ko"}, "display_name", "control_character"),
+        ({"bio": "b" * 161}, "bio", "too_long"),
+        ({"bio": "line\x07bell"}, "bio", "control_character"),
+        ({"display_name": 42}, "display_name", None),
+        ({"display_name": None}, "display_name", None),
+        ({"bio": ["a"]}, "bio", None),
+    ],
+)
+def test_a_bad_value_is_a_400_with_its_field_and_changes_nothing(
+    api: httpx.Client, server: Server, body: dict[str, Any], field: str, problem: str | None
+) -> None:
+    creator = hanako(server)
+    assert patch_profile(api, creator, {"display_name": "Hanako", "bio": "hi"}).status_code == 200
+
+    refused = assert_error(patch_profile(api, creator, body), 400)
+
+    fields = refused["error"].get("fields") or []
+    assert [f["field"] for f in fields] == [field], refused
+    if problem is not None:
+        assert fields[0]["problem"] == problem, refused
+    assert profile_of(api, creator) == {"display_name": "Hanako", "bio": "hi"}
+
+
+@pytest.mark.parametrize("body", [{}, [], "Hanako", {"nickname": "Hanako"}])
+def test_a_body_without_either_field_is_a_400(api: httpx.Client, server: Server, body: Any) -> None:
+    creator = hanako(server)
+    assert_error(patch_profile(api, creator, body), 400)
+    assert profile_of(api, creator) == {"display_name": None, "bio": None}
+
+
+def test_without_a_credential_the_profile_is_a_401(api: httpx.Client) -> None:
+    assert_error(api.patch(PROFILE, json={"display_name": "Hanako"}), 401)
+    assert_error(api.patch(PROFILE, json={"display_name": "x"}, headers={"X-API-Key": "nope"}), 401)
+    assert_error(api.get(PROFILE), 401)
+
+
+# --- never the e-mail's name in public ------------------------------------------------------
+
+
+def answered(api: httpx.Client, creator: Creator) -> str:
+    message_id = post_message(api, creator.link_id, "Who are you?")
+    post_reply(api, creator, message_id, "Someone who likes lighthouses.")
+    return message_id
+
+
+def public_texts(api: httpx.Client, creator: Creator) -> str:
+    page = api.get(f"/{creator.link_id}", headers={"Accept": "text/html"})
+    assert page.status_code == 200, page.text
+    link = api.get(f"/links/{creator.link_id}/public")
+    assert link.status_code == 200, link.text
+    messages = api.get(f"/message/{creator.link_id}")
+    assert messages.status_code == 200, messages.text
+    return (page.text + link.text + messages.text).lower()
+
+
+def card(api: httpx.Client, creator: Creator, message_id: str) -> bytes:
+    response = api.get(f"/{creator.link_id}/{message_id}/card.png")
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "image/png"
+    return response.content
+
+
+def above_the_address(png: bytes) -> bytes:
+    """A card's pixels above the link's address (the last 220 px: address and brand)."""
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    return image.crop((0, 0, image.width, image.height - 220)).tobytes()
+
+
+def test_hanako_yamada_is_shown_by_no_part_of_her_address_before_or_after_choosing_a_name(
+    api: httpx.Client, server: Server
+) -> None:
+    creator = hanako(server)
+    # Someone else, with another address, the same prompt, message and reply: an answer
+    # card draws the prompt, the texts and the name, nothing else.
+    other = creator_with_email(server, f"kenji.sato@{uuid.uuid4().hex[:8]}.example.jp")
+    message_id, other_message = answered(api, creator), answered(api, other)
+
+    before = public_texts(api, creator)
+    assert "hanako" not in before
+    assert "yamada" not in before
+    assert "the creator" in before
+    link_card = api.get(f"/{creator.link_id}/card.png")
+    assert link_card.status_code == 200, link_card.text
+    # The two cards are the same picture but for the link's address at the foot (each its
+    # own link): neither draws anything of its creator's e-mail address.
+    hers = card(api, creator, message_id)
+    assert above_the_address(hers) == above_the_address(card(api, other, other_message))
+
+    named = patch_profile(api, creator, {"display_name": "はなこ", "bio": "Lighthouse fan"})
+    assert named.status_code == 200, named.text
+
+    after = public_texts(api, creator)
+    assert "hanako" not in after
+    assert "yamada" not in after
+    assert "はなこ" in after
+    assert "lighthouse fan" in after
+    link = api.get(f"/links/{creator.link_id}/public").json()["data"]
+    assert (link["creator_name"], link["creator_named"], link["creator_bio"]) == (
+        "はなこ",
+        True,
+        "Lighthouse fan",
+    )
+    # The answer card now draws her chosen name: another picture than the neutral one.
+    assert card(api, creator, message_id) != hers
+    assert api.get(f"/{creator.link_id}/card.png").status_code == 200
