@@ -39,8 +39,12 @@ fonts: ## Install the share cards' Noto fonts if missing (as root, with apt-get)
 		apt-get update && apt-get install -y --no-install-recommends $$missing; \
 	else echo "make: the share cards want" $$missing "(apt-get install, as root); without them they draw with DejaVu Sans" >&2; fi
 
-run: $(STAMP) $(MO) fonts ## Serve on http://127.0.0.1:8000 (SQLite in ./anonbox.db unless ANONBOX_DATABASE_URL is set)
-	ANONBOX_LOG_FORMAT=$${ANONBOX_LOG_FORMAT:-text} $(BIN)/anonbox serve
+# Where `make run` listens: `make run PORT=8080`, `make run HOST=0.0.0.0` (every interface).
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+run: $(STAMP) $(MO) fonts ## Serve on http://127.0.0.1:8000, or HOST= and PORT= (SQLite in ./anonbox.db unless ANONBOX_DATABASE_URL is set)
+	$(BIN)/anonbox serve --host '$(HOST)' --port '$(PORT)'
 
 # The suite starts its Python processes with bytecode caching on, even where the environment
 # turns it off (PYTHONDONTWRITEBYTECODE): each test process, its servers' fork server and
@@ -71,6 +75,7 @@ lock: $(STAMP) ## Re-pin requirements.lock from pyproject.toml, then the image's
 
 bench: $(STAMP) ## Run the benchmarks against the floor (BENCH_ARGS="--quick --db sqlite"); installs wrk and bench/requirements.lock
 	@command -v wrk >/dev/null || (apt-get update && apt-get install -y wrk)
+	@[ -x /usr/sbin/pgbouncer ] || [ "$$(id -u)" != 0 ] || (apt-get update && apt-get install -y pgbouncer)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r bench/requirements.lock
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 

@@ -36,7 +36,7 @@ The statements, per endpoint (copied from anonbox's repositories, in anonbox's o
 
 ``POST /message/{link_id}`` (anonymous write; 201) — ``messages.service.create_message``
     1. ``POSTING_TARGET``: the link's owner, paused, muted mode, account being deleted
-                                                            (messages.repository.posting_target)
+                                                               (links.repository.posting_target)
     2. ``BLOCKS``: the owner's and the site's blocks              (safety.service.is_blocked)
     3. ``MUTED_VERSIONS``: how many muted words and phrases   (safety.service.muted_of; the
        words themselves only when there are some: none in the benchmark)
@@ -68,10 +68,12 @@ Every creator request (like, reply, inbox) starts with the credential, as anonbo
        anonbox puts concurrent toggles in one such statement, as it does posts)
 
 ``POST /message/{link_id}/{message_id}`` (the creator's reply; 201) — ``messages.service.reply``
-    2. (messages.repository.add_reply) on SQLite a transaction: ``COUNT_OWNED_REPLY`` (the
-       same ownership clause; 404 and rollback when no row), ``INSERT_REPLY``,
-       ``RECORD_EVENT`` (``reply.created``); on PostgreSQL ``ADD_REPLY``, the one statement
-       that does all three and the notification
+    2. (messages.repository.add_replies with one reply) on SQLite a transaction:
+       ``COUNT_OWNED_REPLY`` (the same ownership clause; 404 and rollback when no row),
+       ``INSERT_REPLY``, ``RECORD_EVENT`` (``reply.created``); on PostgreSQL
+       ``ADD_REPLIES``, the one statement that does all three and the notification.
+       anonbox puts concurrent replies in one transaction (SQLite) or one such statement
+       (PostgreSQL), as it does posts and likes; the floor commits each on its own
 
 ``GET /message/{link_id}?limit=&cursor=`` (the creator's inbox; 200) — ``inbox``
     2. ``LINK_HOLDER``: the link's owner, whether it is being deleted
@@ -207,13 +209,24 @@ RECORD_EVENT = (  # SQLite
     "INSERT INTO events (user_id, link_id, kind, message_id, reply_id, created_at)"
     " SELECT user_id, id, $2, $3, $4, $5 FROM links WHERE id = $1"
 )
-ADD_REPLY = (  # PostgreSQL: the three writes and the notification in one statement
-    "WITH m AS (" + COUNT_OWNED_REPLY + " RETURNING id, link_id),"
+ADD_REPLIES = (  # PostgreSQL: the three writes and the notification in one statement
+    "WITH b AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],"
+    " $5::text[], $6::bigint[]) AS b(message_id, link_id, owner_id, reply_id, content,"
+    " created_at)),"
+    " m AS (UPDATE messages SET reply_count = messages.reply_count + c.n"
+    " FROM (SELECT message_id, link_id, owner_id, count(*) AS n FROM b"
+    " GROUP BY message_id, link_id, owner_id) c"
+    " WHERE messages.id = c.message_id AND messages.link_id = c.link_id AND "
+    + LINK_OWNED_BY.format(link="messages.link_id", owner="c.owner_id")
+    + " RETURNING messages.id, messages.link_id, c.owner_id),"
+    " a AS (SELECT b.reply_id, m.id AS message_id, m.link_id, b.owner_id, b.content,"
+    " b.created_at FROM b JOIN m ON m.id = b.message_id AND m.owner_id = b.owner_id),"
     " r AS (INSERT INTO replies (id, message_id, content, created_at)"
-    " SELECT $4, m.id, $5, $6 FROM m),"
+    " SELECT reply_id, message_id, content, created_at FROM a),"
     " e AS (INSERT INTO events (user_id, link_id, kind, message_id, reply_id, created_at)"
-    " SELECT $3, m.link_id, $7, m.id, $4, $6 FROM m)"
-    " SELECT pg_notify($8, 'link:' || m.link_id) FROM m"
+    " SELECT owner_id, link_id, $7, message_id, reply_id, created_at FROM a ORDER BY reply_id)"
+    " SELECT a.reply_id, (SELECT count(pg_notify($8, 'link:' || d.link_id))"
+    " FROM (SELECT DISTINCT link_id FROM a) d) AS notified FROM a"
 )
 NOTIFY_CHANNEL = "anonbox_events"
 INBOX = (
@@ -515,13 +528,13 @@ async def reply(request: Request) -> JSONResponse:
     reply_id = new_ulid(now)
     if DB.dialect == "postgresql":
         added = await DB.fetchrow(
-            ADD_REPLY,
-            message_id,
-            link_id,
-            owner,
-            reply_id,
-            text,
-            now,
+            ADD_REPLIES,
+            [message_id],
+            [link_id],
+            [owner],
+            [reply_id],
+            [text],
+            [now],
             "reply.created",
             NOTIFY_CHANNEL,
         )

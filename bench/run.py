@@ -11,6 +11,9 @@ in microseconds). The seeded database is kept in ``bench/.data/`` (SQLite: a fil
 PostgreSQL: a template database) and copied for the next run, as long as the seed, the
 migrations and the credential code are unchanged (``--fresh`` seeds again).
 
+On PostgreSQL, anonbox also writes and replies through PgBouncer in transaction mode
+(``anonbox-pooled``, ``bench/pooler.py``; ``--no-pooler`` skips it): what the pooler costs.
+
 Then anonbox (``python -m anonbox serve``, rate limits set out of reach) and the floor
 (``bench/floor.py``: Starlette, the same SQL through the same raw driver with the same
 durability, the same uvicorn settings) are started one at a time on the same database.
@@ -85,6 +88,7 @@ if (
 
 import asyncpg  # noqa: E402
 import floor  # noqa: E402
+import pooler  # noqa: E402  (bench/pooler.py, beside this script)
 import psutil  # noqa: E402
 
 from anonbox.core.database import connect  # noqa: E402
@@ -278,15 +282,21 @@ def run_cli(url: str, *args: str) -> str:
 # The apps: anonbox as shipped; anonbox with commits that return before the disk has them
 # (to show what durability costs once group commit shares the fsyncs); anonbox with two
 # workers (read scaling, PostgreSQL only: SQLite has one writer); anonbox whose writing
-# creator has SLOW_WEBHOOKS endpoints at a receiver that never answers; and the floor.
+# creator has SLOW_WEBHOOKS endpoints at a receiver that never answers; anonbox through
+# PgBouncer in transaction mode (PostgreSQL only: what the pooler costs); and the floor.
 APPS: dict[str, dict[str, Any]] = {
     "anonbox": {},
     "anonbox-normal": {"env": {"ANONBOX_DURABLE_COMMITS": "false"}},
     "anonbox-2w": {"workers": "2"},
     "anonbox-hooked": {"env": {"ANONBOX_WEBHOOK_ALLOW_PRIVATE": "true"}},
+    "anonbox-muted": {},  # the same service, its writing creator muting MUTED_WORDS words
+    "anonbox-pooled": {"env": {"ANONBOX_DATABASE_POOLER": "transaction"}, "pooled": True},
     "floor": {},
 }
+# The pooler anonbox-pooled goes through, while a PostgreSQL run lasts (bench_database).
+POOLER: pooler.PgBouncer | None = None
 SLOW_WEBHOOKS = 10
+MUTED_WORDS = 1_000  # the most a creator may mute (safety.service.MAX_MUTED_WORDS)
 
 
 class Server:
@@ -309,9 +319,14 @@ class Server:
 
     def __enter__(self) -> Server:
         with self.log_path.open("ab") as out:
+            env = {**anonbox_env(self.url), **APPS[self.app].get("env", {})}
+            if APPS[self.app].get("pooled"):
+                assert POOLER is not None
+                env["ANONBOX_DATABASE_URL"] = POOLER.url_for(self.url)
+                env["ANONBOX_DATABASE_LISTEN_URL"] = self.url
             self.process = subprocess.Popen(
                 self.command(),
-                env={**anonbox_env(self.url), **APPS[self.app].get("env", {})},
+                env=env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 cwd=ROOT,
@@ -893,7 +908,7 @@ def prepare(db: str, config: Config) -> Fixture:
 Phase = list[tuple[str, tuple[str, ...]]]
 
 
-def phases(db: str) -> list[Phase]:
+def phases(db: str, pooled: bool = False) -> list[Phase]:
     reads: Phase = [
         ("anonbox", ("like", "inbox_first", "inbox_deep")),
         ("floor", ("like", "inbox_first", "inbox_deep")),
@@ -908,6 +923,10 @@ def phases(db: str) -> list[Phase]:
             ("anonbox", ("write", "reply", "mixed")),
             ("floor", ("write", "reply", "mixed")),
             ("anonbox-normal", ("write",)),
+            # Each post checked against a full list of muted words (none of them in it),
+            # muted for its turn only: no other app's write carries them.
+            ("anonbox-muted", ("write",)),
+            *([("anonbox-pooled", ("write", "reply"))] if db == "postgresql" and pooled else []),
         ],
         # Last: its endpoints stay, and every later write would carry deliveries.
         [("anonbox-hooked", ("write",))],
@@ -957,6 +976,31 @@ def add_slow_webhooks(server: Server, fixture: Fixture, url: str) -> None:
             raise RuntimeError(f"adding a webhook failed: {status} {answer}")
 
 
+def mute_words(server: Server, fixture: Fixture) -> list[str]:
+    """Mute ``MUTED_WORDS`` words for the writing creator; their ids."""
+    ids = []
+    for n in range(MUTED_WORDS):
+        status, answer = request(
+            "POST",
+            f"{server.base}/muted-words",
+            key=fixture.write_key,
+            body=json.dumps({"word": f"zqmuted{n}"}).encode(),
+        )
+        if status != 201:
+            raise RuntimeError(f"muting a word failed: {status} {answer}")
+        ids.append(answer["data"]["id"])
+    return ids
+
+
+def unmute_words(server: Server, fixture: Fixture, ids: list[str]) -> None:
+    for word_id in ids:
+        status, answer = request(
+            "DELETE", f"{server.base}/muted-words/{word_id}", key=fixture.write_key
+        )
+        if status != 200:
+            raise RuntimeError(f"unmuting a word failed: {status} {answer}")
+
+
 def bench_database(db: str, config: Config) -> tuple[list[Result], dict[str, Any]]:
     started = time.monotonic()
     fixture = prepare(db, config)
@@ -984,7 +1028,7 @@ def bench_database(db: str, config: Config) -> tuple[list[Result], dict[str, Any
     deep_first_ids: dict[str, str] = {}
     with BlackHole() as hole:
         hooked = False
-        for phase in phases(db):
+        for phase in phases(db, pooled=POOLER is not None):
             groups = [
                 (app, [SCENARIO[s] for s in names if not config.only or s in config.only])
                 for app, names in phase
@@ -998,6 +1042,7 @@ def bench_database(db: str, config: Config) -> tuple[list[Result], dict[str, Any
                         if app == "anonbox-hooked" and not hooked:
                             add_slow_webhooks(server, fixture, hole.url)
                             hooked = True
+                        muted = mute_words(server, fixture) if app == "anonbox-muted" else []
                         start_rss = psutil.Process(server.pid).memory_info().rss / MIB
                         notes["rss_start_mib"].setdefault(app, start_rss)
                         log(
@@ -1020,6 +1065,7 @@ def bench_database(db: str, config: Config) -> tuple[list[Result], dict[str, Any
                                 f"  CPU {result.cpu_percent:.0f}%"
                                 f"  RSS max {result.rss_max_mib:.0f} MiB"
                             )
+                        unmute_words(server, fixture, muted)
                     if app == "floor":
                         settled = settle_outbox(fixture, db)
                         notes["floor_events_settled"] += settled
@@ -1417,12 +1463,32 @@ def other_targets(results: list[Result], notes: dict[str, dict[str, Any]]) -> li
                 f"| durable write ≥ 0.8 × the same with commits not on disk (req/s) | {name} | "
                 f"{ratio:.2f} × ({write.rps:,.0f} / {normal.rps:,.0f}) | {verdict(ratio >= 0.8)} |"
             )
+        for scenario in ("write", "reply"):
+            direct = summary(results, scenario, db, "anonbox")
+            pooled = summary(results, scenario, db, "anonbox-pooled")
+            if direct and pooled:
+                lines.append(
+                    f"| {scenario} through PgBouncer (transaction mode) ÷ straight to the"
+                    f" database: req/s, and p99 | {name} | {pooled.rps / direct.rps:.2f} ×"
+                    f" ({pooled.rps:,.0f} / {direct.rps:,.0f}); p99"
+                    f" {pooled.pct_ms('99'):.2f} / {direct.pct_ms('99'):.2f} ms |"
+                    " the pooler's cost (no target) |"
+                )
         hooked = summary(results, "write", db, "anonbox-hooked")
         if write and hooked:
             ratio = hooked.rps / write.rps
             lines.append(
                 f"| write with {SLOW_WEBHOOKS} webhooks that never answer ≥ 0.9 × write"
                 f" (req/s) | {name} | {ratio:.2f} × ({hooked.rps:,.0f} / {write.rps:,.0f}) |"
+                f" {verdict(ratio >= 0.9)} |"
+            )
+        muted = summary(results, "write", db, "anonbox-muted")
+        if write and muted:
+            ratio = muted.rps / write.rps
+            lines.append(
+                # The run-to-run noise of the write here is about a tenth (per-round figures).
+                f"| write with {MUTED_WORDS:,} muted words ≥ 0.9 × write with none (req/s)"
+                f" | {name} | {ratio:.2f} × ({muted.rps:,.0f} / {write.rps:,.0f}) |"
                 f" {verdict(ratio >= 0.9)} |"
             )
         first = summary(results, "inbox_first", db, "anonbox")
@@ -1551,7 +1617,10 @@ def render(payload: dict[str, Any], chart_name: str) -> str:
         "like, inbox and mixed use the seeded link. Order: the SQL check; the reads (like, "
         "inbox_first, inbox_deep; anonbox, floor, and on PostgreSQL anonbox-2w) on exactly "
         "the seeded rows; search (anonbox only); then write, reply, mixed (anonbox, floor) "
-        "and write (anonbox-normal); last write (anonbox-hooked). The outbox rows the floor "
+        "and write (anonbox-normal, and anonbox-muted: the writing creator mutes 1,000 words "
+        "before its turn and unmutes them after), and on PostgreSQL write and reply through "
+        "PgBouncer in transaction mode (anonbox-pooled, default_pool_size 20); last write "
+        "(anonbox-hooked). The outbox rows the floor "
         "writes are marked handed over when it stops (it has no relay), so anonbox's relay "
         "never does the floor's work."
         + (
@@ -1776,6 +1845,12 @@ def main() -> int:
         action="store_true",
         help="skip comparing the statements anonbox and the floor send",
     )
+    parser.add_argument(
+        "--no-pooler",
+        action="store_true",
+        help="on PostgreSQL, skip anonbox-pooled (write and reply through PgBouncer in "
+        "transaction mode, to show what the pooler costs)",
+    )
     parser.add_argument("--out", type=Path, help="where to write the results")
     parser.add_argument(
         "--readme",
@@ -1831,8 +1906,19 @@ def main() -> int:
     results: list[Result] = []
     notes: dict[str, dict[str, Any]] = {}
     settings: dict[str, dict[str, Any]] = {}
+    global POOLER  # one pooler for the PostgreSQL runs, set here only
     for db in config.dbs:
-        db_results, notes[db] = bench_database(db, config)
+        if db == "postgresql" and not args.no_pooler:
+            if not pooler.available():
+                print("pgbouncer is not installed: apt-get install -y pgbouncer (or make bench)")
+                return 2
+            POOLER = pooler.PgBouncer(POSTGRES_ADMIN_URL).__enter__()
+        try:
+            db_results, notes[db] = bench_database(db, config)
+        finally:
+            if POOLER is not None:
+                POOLER.__exit__()
+                POOLER = None
         results += db_results
         settings[db] = database_settings(db, fixture_url(db))
     payload = {

@@ -175,11 +175,15 @@ class Server:
         log_path: Path,
         env: dict[str, str] | None = None,
         args: Sequence[str] = (),
+        json_logs: bool = True,
     ) -> None:
         self.database_url = database_url
         self.log_path = log_path
         self.extra_env = env or {}
         self.args = tuple(args)  # more `anonbox serve` options, e.g. ("--workers", "2")
+        # The tests read a server's log as JSON (``log_records``), which a development
+        # server writes only when asked; False leaves the format to the service's defaults.
+        self.json_logs = json_logs
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: ServerProcess | None = None
@@ -195,6 +199,10 @@ class Server:
             **self.extra_env,
             "ANONBOX_DATABASE_URL": self.database_url,
         }
+        if self.json_logs:
+            env.setdefault("ANONBOX_LOG_FORMAT", "json")
+        elif "ANONBOX_LOG_FORMAT" not in self.extra_env:
+            env.pop("ANONBOX_LOG_FORMAT", None)  # not even the one this process was given
         logged = self.log_path.stat().st_size if self.log_path.exists() else 0
         self.process = ServerProcess(["--port", str(self.port), *self.args], env, self.log_path)
         # Another process may hold the port (taken between free_port() and the bind): its

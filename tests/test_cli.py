@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +18,7 @@ import pytest
 
 from tests.server import Server, free_port
 from tests.support.db import query
+from tests.support.http import loopback_get
 
 
 def anonbox(*args: str, database_url: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -205,3 +209,41 @@ def test_a_start_on_the_newest_schema_skips_alembic_and_an_older_one_is_migrated
     assert query(url, "SELECT version_num FROM alembic_version") == [{"version_num": head}]
     assert not _upgrade_in_a_new_process(url)  # at the newest: read, compared, done
     assert query(url, "SELECT version_num FROM alembic_version") == [{"version_num": head}]
+
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_run_serves_on_the_port_and_host_it_is_given(
+    database_url_factory: Callable[..., str], tmp_path: Path
+) -> None:
+    """``make run PORT=… HOST=…``, as the README says. Only the recipe runs: ``-o`` takes
+    the install it depends on (.venv, the fonts) as done, as ``make test`` has done it."""
+    port = free_port()
+    log = tmp_path / "make-run.log"
+    env = {**os.environ, "ANONBOX_DATABASE_URL": database_url_factory("sqlite")}
+    env.pop("ANONBOX_LOG_FORMAT", None)
+    command = ["make", "-o", ".venv/.installed", "-o", "fonts", "run"]
+    with log.open("wb") as output:
+        make = subprocess.Popen(
+            [*command, f"PORT={port}", "HOST=127.0.0.1"],
+            cwd=REPOSITORY,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # make and the server it starts, stopped together
+        )
+    try:
+        deadline = time.monotonic() + 60
+        welcome = f"anonbox is up at http://127.0.0.1:{port}/"
+        while welcome not in log.read_text() and time.monotonic() < deadline:
+            assert make.poll() is None, log.read_text()
+            time.sleep(0.1)
+        assert loopback_get(f"http://127.0.0.1:{port}/healthz").status_code == 200
+    finally:
+        os.killpg(make.pid, signal.SIGTERM)
+        make.wait(timeout=30)
+    lines = log.read_text().splitlines()
+    assert [line for line in lines if welcome in line], lines
+    assert [line for line in lines if "route=/healthz status=200" in line], lines  # text

@@ -97,8 +97,6 @@ class World:
     replies: list[str]  # replies to `answered`, for DELETE .../{reply_id}
     unanswered: list[str]  # messages for DELETE /message/{link_id}/{message_id}
     spare_links: list[str]  # links for DELETE /links/{link_id}
-    sender_link: str  # a link with one message, for DELETE .../{message_id}/sender
-    sender_message: str
 
     def bindings(self) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
         """schemathesis dictionaries, parameter bindings and per-operation bindings."""
@@ -112,8 +110,6 @@ class World:
             "reply": {"values": self.replies},
             "unanswered": {"values": self.unanswered},
             "spare-link": {"values": self.spare_links},
-            "sender-link": {"values": [self.sender_link]},
-            "sender-message": {"values": [self.sender_message]},
         }
         parameters = {"path.link_id": half("link"), "path.message_id": half("message")}
         operations = [
@@ -124,13 +120,6 @@ class World:
             {
                 "include-name": "DELETE /message/{link_id}/{message_id}",
                 "parameters": {**parameters, "path.message_id": half("unanswered")},
-            },
-            {
-                "include-name": "DELETE /message/{link_id}/{message_id}/sender",
-                "parameters": {
-                    "path.link_id": half("sender-link"),
-                    "path.message_id": half("sender-message"),
-                },
             },
             {
                 "include-name": "DELETE /links/{link_id}",
@@ -153,9 +142,7 @@ def make_world(server: Server) -> World:
         replies = [post_reply(api, creator, answered, f"oolong {n}") for n in range(3)]
         unanswered = [post_message(api, creator.link_id, f"hello {n}") for n in range(3)]
         spare_links = [new_link() for _ in range(3)]
-        sender_link = new_link()
-        sender_message = post_message(api, sender_link, "from one sender")
-    return World(creator, answered, replies, unanswered, spare_links, sender_link, sender_message)
+    return World(creator, answered, replies, unanswered, spare_links)
 
 
 def fuzz_config(
@@ -258,12 +245,19 @@ as_creator = schemathesis.pytest.from_fixture("creator_schema")
 anonymous = schemathesis.pytest.from_fixture("anonymous_schema")
 
 
+# A picture's body (PUT /account/avatar: binary, up to 2 MB in three media types) is drawn
+# by rejection more often than Hypothesis's health check allows; the cases are still sent.
+_BINARY_BODIES = hypothesis.settings(suppress_health_check=[hypothesis.HealthCheck.filter_too_much])
+
+
 @as_creator.parametrize()
+@_BINARY_BODIES
 def test_every_operation_as_a_creator(case: Case[Any]) -> None:
     validate(case, case.call())
 
 
 @anonymous.parametrize()
+@_BINARY_BODIES
 def test_every_operation_without_a_credential(case: Case[Any]) -> None:
     validate(case, case.call())
 

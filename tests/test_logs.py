@@ -236,3 +236,58 @@ def test_text_logs_on_request(
     [line] = [line for line in log.splitlines() if f"request_id={request_id}" in line]
     assert "route=/healthz" in line
     assert "status=200" in line
+
+
+def _signin_link_asked_for(server: Server, address: str) -> None:
+    """Ask for an e-mail sign-in link as a person does: open /signin, type, press."""
+    with loopback_client(base_url=server.url, timeout=30) as browser:
+        page = browser.get("/signin")
+        assert page.status_code == 200, page.text
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+        assert token, page.text
+        asked = browser.post("/signin/email", data={"csrf_token": token[1], "email": address})
+        assert asked.status_code == 200, asked.text
+
+
+def test_in_development_serve_logs_text_and_the_sign_in_mail_reads_as_written(
+    database_url_factory: Callable[[str], str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """No ANONBOX_LOG_FORMAT and no ANONBOX_ENV: a developer's `anonbox serve`."""
+    logs = tmp_path_factory.mktemp("logs-development")
+    server = Server(database_url_factory("sqlite"), logs / "dev.log", json_logs=False).start()
+    address = f"dev-{uuid.uuid4().hex[:8]}@example.org"
+    try:
+        _signin_link_asked_for(server, address)
+        with loopback_client(base_url=server.url, timeout=30) as api:
+            request_id = api.get("/healthz").headers["x-request-id"]
+        deadline = time.monotonic() + 10
+        while f"request_id={request_id}" not in server.log() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        server.stop()
+    lines = server.log().splitlines()
+    assert not [line for line in lines if line.startswith("{")]
+    [line] = [line for line in lines if f"request_id={request_id}" in line]
+    assert "route=/healthz" in line
+    # The mail as a person reads it: one line each, the link whole on its own line.
+    assert "DEVELOPMENT MAIL, not sent (ANONBOX_SMTP_URL is not set)" in lines
+    assert f"To: {address}" in lines
+    assert [line for line in lines if re.fullmatch(r"http://\S+/signin/email\?token=\S+", line)]
+    assert "\\n" not in server.log()
+
+
+def test_outside_development_serve_logs_json_by_default(
+    database_url_factory: Callable[[str], str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    logs = tmp_path_factory.mktemp("logs-production")
+    production = {"ANONBOX_ENV": "production", "ANONBOX_SECRET_KEY": "p" * 48}
+    server = Server(
+        database_url_factory("sqlite"), logs / "prod.log", env=production, json_logs=False
+    ).start()
+    try:
+        with loopback_client(base_url=server.url, timeout=30) as api:
+            request_id = api.get("/healthz").headers["x-request-id"]
+        assert request_line(server, request_id)["route"] == "/healthz"
+    finally:
+        server.stop()
+    assert server.log_records()  # every line is one JSON object

@@ -1,4 +1,4 @@
-"""The ``anonbox`` command line: serve, migrate, creators and admins."""
+"""The ``anonbox`` command line: serve, migrate, creators and admins, backup, restore, move."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -38,7 +39,25 @@ def main() -> None:
     """anonbox: an anonymous message service."""
 
 
-@main.command()
+# Shown under ``anonbox serve --help``: the database settings of a larger deployment.
+DATABASE_SETTINGS = """\b
+The database (environment variables; README, "Growing past one database"):
+  ANONBOX_DATABASE_URL          sqlite:///path or postgresql://user@host/db
+                                (through PgBouncer: the pooler's address)
+  ANONBOX_DATABASE_POOLER       transaction: ANONBOX_DATABASE_URL is PgBouncer in
+                                transaction mode (no session state on its connections)
+  ANONBOX_DATABASE_LISTEN_URL   postgresql://... straight to the database, for LISTEN
+                                (one connection a process) and migrations; needed
+                                with the pooler
+  ANONBOX_DATABASE_REPLICA_URLS postgresql://...,postgresql://... streaming replicas
+                                that answer public reads (send page, public answers,
+                                cards, receipts)
+  ANONBOX_DATABASE_REPLICA_MAX_LAG_SECONDS
+                                a replica further behind is skipped [default: 5]
+"""
+
+
+@main.command(epilog=DATABASE_SETTINGS)
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option(
@@ -62,10 +81,10 @@ def serve(host: str, port: int, workers: int) -> None:
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     with _plainly():
         logs = LogSettings.from_env()
-        logging.config.dictConfig(log_config(logs))  # the migration's lines are JSON too
+        logging.config.dictConfig(log_config(logs))  # the migration's lines alike
         settings = Settings.from_env()
         MetricsSettings.from_env()  # refuse a bad setting here, not in every worker
-        upgrade(settings.database_url)  # once, before any worker starts
+        upgrade(settings.direct_database_url)  # once, before any worker starts
     from anonbox.core.http_protocol import BoundedHttpToolsProtocol
 
     options: dict[str, Any] = {
@@ -157,7 +176,7 @@ def migrate() -> None:
     from anonbox.migrations import upgrade
 
     with _plainly():
-        upgrade(Settings.from_env().database_url)
+        upgrade(Settings.from_env().direct_database_url)
     click.echo("database is at the latest schema")
 
 
@@ -178,10 +197,10 @@ def creator_create(email: str, name: str | None, as_json: bool) -> None:
 
     with _plainly():
         settings = Settings.from_env()
-        upgrade(settings.database_url)
+        upgrade(settings.direct_database_url)
 
     async def run() -> dict[str, str]:
-        db = await connect(settings.database_url)
+        db = await connect(settings.direct_database_url)
         try:
             made = await create_creator(db, email=email, name=name)
         finally:
@@ -222,11 +241,11 @@ def signin_link(email: str, base_url: str | None) -> None:
 
     with _plainly():
         settings = Settings.from_env()
-        upgrade(settings.database_url)
+        upgrade(settings.direct_database_url)
     base = base_url or settings.public_url or DEVELOPMENT_URL
 
     async def run() -> str:
-        db = await connect(settings.database_url)
+        db = await connect(settings.direct_database_url)
         try:
             return (await printed_link(db, settings, email=email, base_url=base)).url
         finally:
@@ -251,10 +270,10 @@ def admin_grant(email: str) -> None:
 
     with _plainly():
         settings = Settings.from_env()
-        upgrade(settings.database_url)
+        upgrade(settings.direct_database_url)
 
     async def run() -> None:
-        db = await connect(settings.database_url)
+        db = await connect(settings.direct_database_url)
         try:
             await grant_admin(db, email=email)
         finally:
@@ -263,6 +282,112 @@ def admin_grant(email: str) -> None:
     with _plainly():
         asyncio.run(run())
     click.echo(f"{normalised_email(email)} is now an admin")
+
+
+class _Bar:
+    """A progress bar in rows on stderr, when stderr is a terminal; nothing otherwise."""
+
+    def __init__(self, label: str) -> None:
+        self._label = label
+        self._bar: Any = None
+
+    def begin(self, total: int) -> None:
+        if sys.stderr.isatty():
+            self._bar = click.progressbar(length=total, label=self._label, file=sys.stderr)
+            self._bar.__enter__()
+
+    def advance(self, rows: int) -> None:
+        if self._bar is not None:
+            self._bar.update(rows)
+
+    def end(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
+
+
+@contextmanager
+def _bar(label: str) -> Iterator[_Bar]:
+    bar = _Bar(label)
+    try:
+        yield bar
+    finally:
+        bar.end()
+
+
+@main.command()
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The backup file to write (it must not exist yet).",
+)
+def backup(out: Path) -> None:
+    """Back up the whole database, while the service runs.
+
+    The database of ANONBOX_DATABASE_URL (SQLite or PostgreSQL), as one consistent
+    snapshot of every table, in a new SQLite file that restores into either. It holds
+    everything, secrets-derived data included: keep it as safe as ANONBOX_SECRET_KEY,
+    which it needs to be of use.
+    """
+    from anonbox.maintenance.service import backup as take_backup
+
+    with _plainly():
+        settings = Settings.from_env()
+        with _bar("backing up") as bar:
+            copied = take_backup(settings.database_url, out, bar)
+    click.echo(f"backed up {copied.rows} rows of {len(copied.counts)} tables to {out}")
+
+
+@main.command()
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A file made by `anonbox backup`.",
+)
+def restore(source: Path) -> None:
+    """Restore a backup into an empty database.
+
+    The file is checked first (an anonbox backup, undamaged, of this anonbox's schema
+    revision); a database that holds any row is refused. Either way nothing changes
+    unless every row arrives.
+    """
+    from anonbox.maintenance.service import restore as restore_backup
+
+    with _plainly():
+        settings = Settings.from_env()
+        with _bar("restoring") as bar:
+            copied = restore_backup(settings.database_url, source, bar)
+    click.echo(f"restored {copied.rows} rows of {len(copied.counts)} tables from {source}")
+
+
+@main.command()
+@click.option(
+    "--to",
+    "to",
+    required=True,
+    metavar="postgresql://…",
+    help="The empty PostgreSQL database to move into.",
+)
+def move(to: str) -> None:
+    """Move everything from the SQLite database to PostgreSQL.
+
+    Copies every table of the SQLite database of ANONBOX_DATABASE_URL into the empty
+    PostgreSQL database of --to. Stop the service first: what it writes during the move
+    stays behind. The SQLite file is only read; the counts of every table are compared;
+    a PostgreSQL database that holds any row is refused. Then set ANONBOX_DATABASE_URL
+    to the new URL.
+    """
+    from anonbox.maintenance.service import move as move_database
+
+    with _plainly():
+        settings = Settings.from_env()
+        with _bar("moving") as bar:
+            copied = move_database(settings.database_url, to, bar)
+    click.echo(f"moved {copied.rows} rows of {len(copied.counts)} tables; counts match")
 
 
 if __name__ == "__main__":

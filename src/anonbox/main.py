@@ -2,91 +2,42 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import httpx
 from litestar import Litestar, Request, get
 from litestar.datastructures import State
-from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 
-from anonbox import __version__
+from anonbox import __version__, wiring
 from anonbox.account.router import ROUTES as ACCOUNT_ROUTES
-from anonbox.account.service import erase_due, erase_every
-from anonbox.auth.dependencies import provide_oidc
-from anonbox.auth.oidc import OIDCClient
+from anonbox.auth.fediverse.router import ROUTES as FEDIVERSE_ROUTES
 from anonbox.auth.router import ROUTES as AUTH_ROUTES
-from anonbox.auth.service import proven as proven_credentials
 from anonbox.core.access import guarded
-from anonbox.core.chores import Chore, run_chores
-from anonbox.core.database import Database, connect
 from anonbox.core.envelope import RequestClock
-from anonbox.core.exception_handlers import EXCEPTION_HANDLERS
+from anonbox.core.exception_handlers import exception_handlers
 from anonbox.core.health import healthz, readyz
 from anonbox.core.heap import freeze_startup_objects
-from anonbox.core.mail import mailer_from_settings
 from anonbox.core.metrics import Metrics, MetricsSettings, metrics_endpoint
 from anonbox.core.openapi import ClosedStructs, document_retry_after
-from anonbox.core.ratelimit import rate_limiter_from_settings
 from anonbox.core.requests import JSONRequest, require_json_body
 from anonbox.core.routing import with_options
 from anonbox.core.settings import Settings
-from anonbox.links import service as links
+from anonbox.federation.router import ROUTES as FEDERATION_ROUTES
 from anonbox.links.router import ROUTES as LINK_ROUTES
-from anonbox.messages.filtered import service as filtered_messages
 from anonbox.messages.router import ROUTES as MESSAGE_ROUTES
 from anonbox.moderation.router import ROUTES as MODERATION_ROUTES
 from anonbox.notifications.email.router import ROUTES as EMAIL_NOTICE_ROUTES
-from anonbox.notifications.outbox.dependencies import provide_hub
-from anonbox.notifications.outbox.fanout import Hub, feed_for
 from anonbox.notifications.push.router import ROUTES as PUSH_ROUTES
 from anonbox.notifications.webhooks.router import ROUTES as NOTIFICATION_ROUTES
-from anonbox.notifications.worker import NotificationWorker
-from anonbox.receipts import service as receipts
 from anonbox.receipts.router import ROUTES as RECEIPT_ROUTES
-from anonbox.safety.gate import Gate
 from anonbox.safety.router import ROUTES as SAFETY_ROUTES
-from anonbox.safety.senders import SenderKeys
-from anonbox.web.cards.cache import CardCache
-from anonbox.web.infra.routing import TEMPLATES
+from anonbox.web.infra.routing import TEMPLATES, error_page_for
 from anonbox.web.routes import ROUTES as WEB_ROUTES
-
-
-def provide_db(state: State) -> Database:
-    db: Database = state.db
-    return db
-
-
-def provide_settings(state: State) -> Settings:
-    settings: Settings = state.settings
-    return settings
-
-
-def provide_gate(state: State) -> Gate:
-    gate: Gate = state.gate
-    return gate
-
-
-def periodic_chores(settings: Settings) -> list[Chore]:
-    """What every instance does on a timer (``core.chores``); each pass is idempotent, or
-    claims its work, so that every instance running them all is safe."""
-    return [
-        Chore("account erasure", erase_every(settings), erase_due),
-        Chore("purging expired receipts", receipts.PURGE_EVERY_SECONDS, receipts.purge_expired),
-        Chore("resuming ended pauses", links.RESUME_SECONDS, links.resume_ended),
-        Chore(
-            "purging old filtered messages",
-            filtered_messages.PURGE_EVERY_SECONDS,
-            filtered_messages.purge_expired,
-        ),
-    ]
 
 
 @get("/openapi.json", include_in_schema=False, media_type="application/json")
@@ -106,61 +57,14 @@ def create_app(
 
     @asynccontextmanager
     async def resources(app: Litestar) -> AsyncIterator[None]:
-        app.state.db = await connect(settings.database_url, durable=settings.durable_commits)
-        limiter = rate_limiter_from_settings(settings.redis_url, settings.rate_limit_fail_open)
-        keys = SenderKeys(
-            secret_key=settings.secret_key,
-            rotation_hours=settings.sender_key_rotation_hours,
-            retention_days=settings.sender_retention_days,
-        )
-        app.state.gate = Gate(settings, keys, limiter)
-        app.state.limiter = limiter
-        app.state.mailer = mailer_from_settings(settings)
-        app.state.cards = CardCache()
-        app.state.hub = hub = Hub()
-        # Proven credentials are forgotten by the keys the fan-out hears, and kept long
-        # only where the listener confirms it hears everything (auth.credential_cache).
-        hub.tap(proven_credentials.forget)
-        if app.state.db.dialect == "postgresql":
-            proven_credentials.rely_on(lambda: hub.confirmed_at)
-        worker = NotificationWorker.for_service(
-            app.state.db, settings, app.state.mailer, app.state.hub.activity
-        )
-        background = [
-            asyncio.create_task(feed_for(app.state.db, settings.database_url, app.state.hub).run()),
-            asyncio.create_task(worker.run()),  # woken by activity, not a chore
-            asyncio.create_task(run_chores(app.state.db, periodic_chores(settings))),
-        ]
-        http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
-        app.state.oidc = OIDCClient(settings, http) if settings.google_client_id else None
-        refresher = None
-        if metrics is not None:
-            metrics.watch_database(app.state.db.stats)
-            metrics.watch("cards", "Share cards", app.state.cards.stats)
-            metrics.watch("live", "Live updates", app.state.hub.stats)
-            metrics.watch("credentials", "Proven credentials", proven_credentials.stats)
-            for part, title, stats in worker.stats():
-                metrics.watch(part, title, stats)
-            if metrics.directory:  # other workers may answer the scrape: keep ours fresh
-                refresher = asyncio.create_task(metrics.refresh_forever())
-        freeze_startup_objects()  # last: what start-up made lives as long as the process
         try:
-            yield
+            async with wiring.started(settings, metrics) as parts:
+                app.state.parts = parts
+                freeze_startup_objects()  # last: what start-up made lives as long as the process
+                yield
         finally:
-            for task in background:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-            if refresher is not None:
-                refresher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await refresher
             if metrics is not None:
                 metrics.close()
-            await http.aclose()
-            await limiter.close()
-            await app.state.db.close()
-            proven_credentials.rely_on(None)
 
     app = Litestar(
         route_handlers=guarded(
@@ -169,6 +73,7 @@ def create_app(
                     *MESSAGE_ROUTES,
                     *RECEIPT_ROUTES,
                     *AUTH_ROUTES,
+                    *FEDIVERSE_ROUTES,
                     *LINK_ROUTES,
                     *SAFETY_ROUTES,
                     *MODERATION_ROUTES,
@@ -176,6 +81,7 @@ def create_app(
                     *PUSH_ROUTES,
                     *EMAIL_NOTICE_ROUTES,
                     *ACCOUNT_ROUTES,
+                    *FEDERATION_ROUTES,
                     healthz,
                     readyz,
                     openapi_document,
@@ -193,18 +99,12 @@ def create_app(
                 "metrics_settings": metrics_settings,
             }
         ),
-        dependencies={
-            "db": Provide(provide_db, sync_to_thread=False),
-            "settings": Provide(provide_settings, sync_to_thread=False),
-            "gate": Provide(provide_gate, sync_to_thread=False),
-            "hub": Provide(provide_hub, sync_to_thread=False),
-            "oidc": Provide(provide_oidc, sync_to_thread=False),
-        },
+        dependencies=wiring.DEPENDENCIES,
         lifespan=[resources],
         before_request=require_json_body,
         request_class=JSONRequest,
         plugins=[ClosedStructs()],
-        exception_handlers=EXCEPTION_HANDLERS,
+        exception_handlers=exception_handlers(page=error_page_for),  # a browser gets a page
         logging_config=None,  # logging is set up once for the process: core/logs.py
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(

@@ -105,7 +105,16 @@ def warm(server: Server, credential: str) -> None:
             if hits(server) > before:
                 return
             time.sleep(0.2)  # the listener's first confirmation may not be in yet
-    raise AssertionError(f"{server.url} never answered the credential from memory")
+        # What the listener was doing, for the one who must find out why.
+        with loopback_client(base_url=server.url, timeout=30) as client:
+            live = {
+                key: value(scrape(client), f"anonbox_live_{key}")
+                for key in ("listening", "listener_losses", "confirmed_ms_ago")
+            }
+    heard = [line for line in server.log().splitlines() if "live updates" in line]
+    raise AssertionError(
+        f"{server.url} never answered the credential from memory: {live}; {heard[-5:]}"
+    )
 
 
 def refused_within(server: Server, credential: str, seconds: float) -> float | None:
@@ -213,5 +222,9 @@ def test_a_listener_cut_off_misses_no_revocation_and_comes_back(pair: Pair) -> N
     # Listening again, the second instance remembers credentials again, and hears.
     later = new_key(pair.first, account)
     warm(pair.second, later["api_key"])
+    with loopback_client(base_url=pair.second.url, timeout=30) as client:
+        metrics = scrape(client)  # what an operator sees of it
+    assert value(metrics, "anonbox_live_listening") == 1
+    assert value(metrics, "anonbox_live_listener_losses") >= 1
     revoke(pair.first, account, later["id"])
     assert refused_within(pair.second, later["api_key"], WITHIN_SECONDS) is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -10,9 +11,10 @@ from typing import Any
 import httpx
 import pytest
 
-from anonbox.links.repository import DEFAULT_PROMPT
-from tests.actions import assert_error, first_page, post_message
-from tests.conftest import Creator
+from anonbox.links import repository as links_repository
+from anonbox.links.prompts import DEFAULT_PROMPT
+from tests.actions import assert_error, first_page, inbox_items, post_message
+from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.db import query
 
@@ -26,8 +28,23 @@ LINK_KEYS = {
     "paused_until",
     "hide_dates",
     "muted",
+    "crosspost",
+    "crosspost_cw",
+    "fediverse",
+    "senders",
 }
-PUBLIC_KEYS = {"id", "prompt", "paused", "creator_name", "creator_picture_url", "hide_dates"}
+PUBLIC_KEYS = {
+    "id",
+    "prompt",
+    "paused",
+    "creator_name",
+    "creator_picture_url",
+    "hide_dates",
+    "creator_bio",
+    "creator_named",
+    "creator_avatar_url",
+    "senders",
+}
 UNKNOWN_LINK = "nosuchlink0"
 BAD_KEY = {"X-API-Key": "anb_" + "0" * 40}
 MAX_LINKS = 100
@@ -214,6 +231,39 @@ def test_a_creator_owns_at_most_a_hundred_links(api: httpx.Client, creator: Crea
     new_link(api, creator, "room again")
 
 
+# Lower-case letters and digits, none of 0 o 1 l i (a person types ids back from a story).
+NEW_LINK_ID = re.compile(r"[2-9a-hjkmnp-z]{11}")
+
+
+def test_new_link_ids_have_no_look_alike_characters(api: httpx.Client, creator: Creator) -> None:
+    # 20 ids of 11 characters: an alphabet that still held the five look-alikes would put
+    # none of them in 220 characters with a chance of (31/36)**220, about 1 in 10**14.
+    ids = [new_link(api, creator)["id"] for _ in range(20)]
+    assert [link_id for link_id in ids if not NEW_LINK_ID.fullmatch(link_id)] == []
+    assert len(set(ids)) == len(ids)
+
+
+def test_a_link_id_made_before_look_alikes_were_left_out_keeps_working(
+    server: Server, api: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Links made earlier have 10 characters of [0-9a-z], look-alikes included."""
+    old_id = "o0l1i" + "".join(
+        secrets.choice("0123456789abcdefghijklmnopqrstuvwxyz") for _ in "12345"
+    )
+    monkeypatch.setattr(links_repository, "new_link_id", lambda: old_id)
+    creator = make_creator_in(server.database_url)
+    assert creator.link_id == old_id
+
+    message_id = post_message(api, old_id, "still here?")
+    assert [item["id"] for item in inbox_items(api, creator)] == [message_id]
+    public = api.get(f"/links/{old_id}/public")
+    assert public.status_code == 200, public.text
+    assert public.json()["data"]["id"] == old_id
+    page = api.get(f"/{old_id}", headers={"Accept": "text/html"})
+    assert page.status_code == 200
+    assert 'name="message_content"' in page.text
+
+
 # --- GET /links and GET /links/{link_id} -------------------------------------------------------
 
 
@@ -326,9 +376,14 @@ def test_public_view_shows_the_prompt_and_creator_but_no_email(
         "id": link["id"],
         "prompt": "Tell me a secret",
         "paused": False,
-        "creator_name": profile["name"],
+        # Issue 31: a neutral name until the creator chooses one, never the e-mail's name.
+        "creator_name": "The creator",
         "creator_picture_url": profile["profile_url"],
         "hide_dates": False,
+        "creator_bio": None,
+        "creator_named": False,
+        "creator_avatar_url": "/avatars/neutral.svg",  # the same for every unnamed creator
+        "senders": "anyone",
     }
     assert profile["email"] not in response.text
     assert creator.user_id not in response.text

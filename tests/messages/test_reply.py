@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -228,3 +230,46 @@ def test_reply_body_as_text_plain_is_415(api: httpx.Client, creator: Creator) ->
 
     assert_error(sent, 415)
     assert_nothing_replied(api, creator, message_id)
+
+
+def test_concurrent_replies_each_land_once_and_get_their_own_answer(
+    api: httpx.Client, make_creator: Callable[[], Creator]
+) -> None:
+    # Replies that arrive together are written together (one commit per group): each must
+    # still be counted on its own message and answered for itself, also when the group
+    # holds replies to another link's message, to no message at all, and a stranger's.
+    owner, stranger = make_creator(), make_creator()
+    busy = post_message(api, owner.link_id, "asked by many")
+    quiet = post_message(api, owner.link_id, "asked once")
+    theirs = post_message(api, stranger.link_id, "someone else's")
+    plan = (
+        [(owner, owner.link_id, busy, f"busy {n}") for n in range(9)]
+        + [(owner, owner.link_id, quiet, "quiet 0")]
+        + [(owner, owner.link_id, theirs, "chain!")] * 3  # another link's message: 404
+        + [(owner, owner.link_id, UNKNOWN_MESSAGE_ID, "nobody")] * 3  # 404
+        + [(stranger, owner.link_id, busy, "not mine")] * 3  # 403
+    )
+    start = threading.Barrier(len(plan))
+
+    def one_reply(step: tuple[Creator, str, str, str]) -> httpx.Response:
+        who, link_id, message_id, text = step
+        start.wait(timeout=30)
+        return reply(api, link_id, message_id, text, who.headers)
+
+    with ThreadPoolExecutor(max_workers=len(plan)) as pool:
+        responses = list(pool.map(one_reply, plan))
+
+    for (who, _, message_id, text), response in zip(plan, responses, strict=True):
+        if who is stranger:
+            assert_error(response, 403)
+        elif message_id in (busy, quiet):
+            assert response.status_code == 201, response.text
+            data = response.json()["data"]
+            assert (data["message_id"], data["message_content"]) == (message_id, text)
+        else:
+            assert_error(response, 404)
+    assert inbox_item(api, owner, busy)["reply_count"] == 9
+    assert sorted(reply_contents(api, owner, busy)) == sorted(f"busy {n}" for n in range(9))
+    assert inbox_item(api, owner, quiet)["reply_count"] == 1
+    assert reply_contents(api, owner, quiet) == ["quiet 0"]
+    assert_nothing_replied(api, stranger, theirs)

@@ -5,8 +5,12 @@ addresses unless allowed. Each test runs on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import contextlib
 import functools
 import json
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -18,7 +22,11 @@ import httpx
 import pytest
 from standardwebhooks import Webhook
 
+from anonbox.core.clock import now_us
+from anonbox.core.database import connect
+from anonbox.core.ids import new_ulid
 from anonbox.notifications.courier import LEASE_SECONDS
+from anonbox.notifications.webhooks import repository as webhook_rows
 from tests.actions import post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
@@ -273,6 +281,23 @@ def test_a_test_event_can_be_sent_on_request(hooked: Server, receiver: Receiver)
         ("http://2130706433:9999/hook", 403, "forbidden"),
         ("http://0177.0.0.1/hook", 403, "forbidden"),
         ("http://0/hook", 403, "forbidden"),
+        # Written with a final dot, a name or address is the same one (issue 32, part 7).
+        ("http://localhost./hook", 403, "forbidden"),
+        ("http://127.0.0.1./hook", 403, "forbidden"),
+        ("http://app.localhost./hook", 403, "forbidden"),
+        ("http://100.64.0.1/hook", 403, "forbidden"),  # shared address space (CGNAT)
+        # Where nothing is ever delivered, whatever the settings.
+        ("http://224.0.0.1/", 403, "forbidden"),  # multicast
+        ("http://239.255.255.250:1900/hook", 403, "forbidden"),
+        ("http://255.255.255.255/hook", 403, "forbidden"),  # broadcast
+        ("http://240.0.0.1/hook", 403, "forbidden"),  # reserved
+        ("http://0.0.0.0/hook", 403, "forbidden"),  # unspecified
+        ("https://example.org:99999/hook", 400, "validation_failed"),  # no such port
+        ("https://example.org:65536/hook", 400, "validation_failed"),
+        ("https://example.org:0/hook", 400, "validation_failed"),
+        ("https://example.org:00443/hook", 400, "validation_failed"),
+        (f"https://{'a' * 64}.example.org/hook", 400, "validation_failed"),  # label > 63
+        (f"https://{'a.' * 127}org/hook", 400, "validation_failed"),  # name > 253
         # Not a URL the document allows.
         ("http://[::1]/hook", 400, "validation_failed"),
         ("ftp://example.org/hook", 400, "validation_failed"),
@@ -290,6 +315,155 @@ def test_private_and_odd_destinations_are_refused_by_default(
     assert refused.status_code == status, refused.text
     assert refused.json()["error"]["code"] == code
     assert api.get("/webhooks", headers=creator.headers).json()["data"]["items"] == []
+
+
+@pytest.mark.parametrize(
+    ("url", "status"),
+    [
+        ("http://224.0.0.1/", 403),
+        ("http://239.255.255.250:1900/hook", 403),
+        ("http://255.255.255.255/hook", 403),
+        ("http://0.0.0.0:8080/hook", 403),
+        ("http://0/hook", 403),
+        ("http://127.0.0.1:99999/hook", 400),
+        ("http://127.0.0.1:0/hook", 400),
+    ],
+)
+def test_what_can_never_be_delivered_is_refused_even_where_private_is_allowed(
+    hooked: Server, url: str, status: int
+) -> None:
+    creator = make_creator_in(hooked.database_url)
+    with loopback_client(base_url=hooked.url, timeout=30) as api:
+        refused = api.post("/webhooks", json={"url": url}, headers=creator.headers)
+        assert refused.status_code == status, refused.text
+        assert refused.json()["status_code"] == status
+        assert api.get("/webhooks", headers=creator.headers).json()["data"]["items"] == []
+
+
+def test_a_name_with_a_final_dot_is_delivered_to_as_the_name(
+    hooked: Server, receiver: Receiver
+) -> None:
+    creator = make_creator_in(hooked.database_url)
+    with loopback_client(base_url=hooked.url, timeout=30) as api:
+        hook = add_webhook(api, creator, f"http://localhost.:{receiver.port}/hook")
+        sent = api.post(f"/webhooks/{hook['id']}/test", headers=creator.headers)
+        assert sent.status_code == 201, sent.text
+        wait_for(lambda: len(receiver.received) >= 1)
+        assert [b["type"] for b in verified(hook["secret"], receiver)] == ["webhook.test"]
+        assert receiver.received[0][0]["host"] == f"localhost:{receiver.port}"
+
+
+def _store_endpoint(database_url: str, creator: Creator, url: str) -> str:
+    """An endpoint as an older version stored it, before its URL was checked as now."""
+
+    async def run() -> str:
+        db = await connect(database_url)
+        try:
+            endpoint_id = new_ulid(now_us())
+            await webhook_rows.insert_endpoint(
+                db,
+                endpoint_id=endpoint_id,
+                user_id=creator.user_id,
+                url=url,
+                secret="whsec_" + base64.b64encode(secrets.token_bytes(24)).decode(),
+                events="message.created",
+                created_at=now_us(),
+            )
+        finally:
+            await db.close()
+        return endpoint_id
+
+    return asyncio.run(run())
+
+
+def test_a_destination_undeliverable_at_its_attempts_fails_them_and_the_rest_go_out(
+    hooked: Server, receiver: Receiver
+) -> None:
+    """A port past 65535 (stored before it was refused) made each attempt raise inside the
+    check: never attempted nor failed, a traceback a minute, and the endpoint stuck. Now
+    that, an address nothing reaches and a name that resolves to nothing are each a failed
+    attempt, retried and given up like a receiver that refuses; the creator's other
+    endpoint gets every event meanwhile."""
+    creator = make_creator_in(hooked.database_url)
+    with loopback_client(base_url=hooked.url, timeout=30) as api:
+        good = add_webhook(api, creator, receiver.url, events=["message.created"])
+        bad = {
+            _store_endpoint(hooked.database_url, creator, "http://127.0.0.1:99999/hook"): "port",
+            _store_endpoint(hooked.database_url, creator, "http://224.0.0.1:9/hook"): "multicast",
+            # RFC 6761: never resolves. Resolved at each attempt, not when it was added.
+            add_webhook(api, creator, "http://anonbox-test.invalid/hook")["id"]: "resolve",
+        }
+        ids = [post_message(api, creator.link_id, f"to every endpoint {n}") for n in range(3)]
+        wait_for(lambda: len(receiver.received) >= 3)
+        assert [b["data"]["message_id"] for b in verified(good["secret"], receiver)] == ids
+
+        def all_given_up() -> bool:
+            listed = api.get("/webhooks", headers=creator.headers).json()["data"]["items"]
+            return all(not w["enabled"] for w in listed if w["id"] in bad)
+
+        wait_for(all_given_up, GIVE_UP_SECONDS + 15)
+        for endpoint_id, why in bad.items():
+            log = api.get(f"/webhooks/{endpoint_id}/deliveries", headers=creator.headers)
+            first = log.json()["data"]["items"][-1]
+            assert first["status"] == "failed", (why, first)
+            assert first["attempts"] > 1, (why, first)  # retried after a wait, like any
+            assert first["last_status_code"] is None
+            assert why.lower() in first["last_error"].lower(), (why, first)
+        listed = api.get("/webhooks", headers=creator.headers).json()["data"]["items"]
+        assert [w["enabled"] for w in listed if w["id"] == good["id"]] == [True]
+    assert "an attempt failed to finish" not in hooked.log()
+    assert "Traceback" not in hooked.log()
+
+
+@contextlib.contextmanager
+def running(server: Server) -> Iterator[Server]:
+    server.start(60)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_an_endpoint_refused_at_its_attempts_gets_them_once_allowed_again(
+    backend: str,
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+    receiver: Receiver,
+) -> None:
+    """Added while private destinations were allowed, then refused at each attempt while
+    they are not (a failed attempt, the queue not stuck on it): allowed again, the
+    refused delivery and the next go out, in order."""
+    url = database_url_factory(backend)
+    log = tmp_path_factory.mktemp("webhook-allowed") / f"{backend}.log"
+    retry = {"ANONBOX_WEBHOOK_RETRY_SECONDS": "0.2"}
+    allowed = {**retry, "ANONBOX_WEBHOOK_ALLOW_PRIVATE": "true"}
+    creator = make_creator_in(url)
+    first_server = Server(url, log, env=allowed)
+    with running(first_server), loopback_client(base_url=first_server.url, timeout=30) as api:
+        hook = add_webhook(api, creator, f"http://localhost.:{receiver.port}/hook")
+    deliveries = f"/webhooks/{hook['id']}/deliveries"
+    refusing = Server(url, log, env=retry)
+    with running(refusing), loopback_client(base_url=refusing.url, timeout=30) as api:
+        first = post_message(api, creator.link_id, "while refused")
+
+        def tried_twice() -> bool:
+            items = api.get(deliveries, headers=creator.headers).json()["data"]["items"]
+            return bool(items) and items[-1]["attempts"] >= 2
+
+        wait_for(tried_twice)
+        [refused] = api.get(deliveries, headers=creator.headers).json()["data"]["items"]
+        assert refused["status"] == "pending"
+        assert "private or local address" in refused["last_error"]
+        assert "an attempt failed to finish" not in refusing.log()
+    assert receiver.received == []
+    again = Server(url, log, env=allowed)
+    with running(again), loopback_client(base_url=again.url, timeout=30) as api:
+        second = post_message(api, creator.link_id, "allowed again")
+        # (Stopped within an attempt, the last server left it claimed: its lease runs out.)
+        wait_for(lambda: len(receiver.received) >= 2, LEASE_SECONDS + 15)
+    delivered = [b["data"]["message_id"] for b in verified(hook["secret"], receiver)]
+    assert delivered == [first, second]
 
 
 def test_webhooks_are_each_creators_own(hooked: Server, receiver: Receiver) -> None:

@@ -11,8 +11,10 @@ import html
 import itertools
 import re
 import secrets
+import threading
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
@@ -29,9 +31,11 @@ from tests.support.db import execute, query
 from tests.support.http import loopback_client
 from tests.support.signin import signed_in
 from tests.support.timing import AnswerTimes
+from tests.test_concurrency import race, statuses
 
 SEED_KEYS = {"id", "message_content", "created_at"}
 _senders = itertools.count(1)
+RACERS = 15  # requests fired at once at a once-only action
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
@@ -201,6 +205,33 @@ def test_one_follow_up_lands_in_the_creators_thread_and_a_second_is_refused(
     # Anyone else sees the answered follow-up, but not which message it follows.
     [public] = [m for m in inbox_items(api, creator, headers={}) if m["id"] == data["id"]]
     assert public["follow_up_of"] is None
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_many_follow_ups_sent_at_once_through_one_receipt_land_once(
+    api: httpx.Client, creator: Creator, round_: int
+) -> None:
+    """The one follow-up is claimed in one statement (``follow_up_id IS NULL`` in its
+    UPDATE): fired at once, from as many senders, one lands and every other is a 409."""
+    original = send(api, creator.link_id, unique("original"))
+    token = original["receipt"]["token"]
+    texts = [unique(f"one more thing {i}") for i in range(RACERS)]
+    senders = [new_sender() for _ in range(RACERS)]
+
+    answers = race(RACERS, lambda i: follow_up(api, token, texts[i], senders[i]))
+
+    assert statuses(answers) == {201: 1, 409: RACERS - 1}, [a.text for a in answers]
+    [landed] = [a.json()["data"] for a in answers if a.status_code == 201]
+    assert {a.json()["error"]["code"] for a in answers if a.status_code == 409} == {
+        "follow_up_sent"
+    }
+    follow_ups = [m for m in inbox_items(api, creator) if m["follow_up_of"] == original["id"]]
+    assert [(m["id"], m["message_content"]) for m in follow_ups] == [
+        (landed["id"], landed["message_content"])
+    ]
+    shown = receipt(api, token)
+    assert shown["follow_up"]["message_content"] == landed["message_content"]
+    assert shown["can_follow_up"] is False
 
 
 def test_a_follow_up_is_refused_where_the_creator_turned_them_off(
@@ -470,24 +501,128 @@ def test_a_deleted_link_takes_its_receipts_with_it(
     assert query(site.database_url, "SELECT 1 FROM receipts WHERE link_id = $1", link_id) == []
 
 
-def test_a_replayed_post_gets_a_new_receipt_that_replaces_the_first(
-    api: httpx.Client, creator: Creator
+# --- a replayed post (Idempotency-Key) never touches the first receipt ----------------------
+
+
+def replay(
+    api: httpx.Client, link_id: str, text: str, key: dict[str, str], *, receipt: bool = True
+) -> dict[str, Any]:
+    """The same post again (``key`` holds the Idempotency-Key and the sender's address):
+    the first answer's message, exactly, and never a receipt."""
+    sent = api.post(
+        f"/message/{link_id}",
+        params={"receipt": "true"} if receipt else {},
+        json={"message_content": text},
+        headers=key,
+    )
+    assert sent.status_code == 201, sent.text
+    data: dict[str, Any] = sent.json()["data"]
+    assert set(data) == SEED_KEYS, data  # no receipt, nor anything else
+    return data
+
+
+def assert_first_receipt_holds(
+    site: Server, api: httpx.Client, creator: Creator, first: dict[str, Any], text: str
 ) -> None:
+    """The first answer's receipt is the message's one receipt and still works: it shows
+    the message, then the creator's answer, and takes its follow-up."""
+    token = first["receipt"]["token"]
+    stored = query(
+        site.database_url, "SELECT token_hash FROM receipts WHERE message_id = $1", first["id"]
+    )
+    assert [row["token_hash"] for row in stored] == [hashlib.sha256(token.encode()).hexdigest()]
+    shown = receipt(api, token)
+    assert shown["message"]["message_content"] == text
+    assert shown["can_follow_up"] is True
+    post_reply(api, creator, first["id"], "an answer for the first sender")
+    answered = receipt(api, token)["message"]
+    assert answered["answered"] is True
+    assert [r["message_content"] for r in answered["replies"]] == ["an answer for the first sender"]
+    assert follow_up(api, token, unique("the first sender's follow-up")).status_code == 201
+    assert receipt(api, token)["follow_up"] is not None
+
+
+def test_a_replayed_post_never_takes_over_the_first_receipt(
+    site: Server, api: httpx.Client, creator: Creator
+) -> None:
+    """Issue 32: the replay used to replace the receipt's token, giving the replayer a
+    working receipt (and the follow-up) and leaving the sender's link a 404."""
     key = {"Idempotency-Key": uuid.uuid4().hex, **new_sender()}
     text = unique("sent twice, stored once")
     first = send(api, creator.link_id, text, key)
-    second = send(api, creator.link_id, text, key)
-    assert second["id"] == first["id"]
-    assert second["receipt"]["token"] != first["receipt"]["token"]
-    assert_no_receipt(api, first["receipt"]["token"])
-    assert receipt(api, second["receipt"]["token"])["message"]["message_content"] == text
+    first_answer = {k: first[k] for k in SEED_KEYS}
+    # The sender retrying, and someone else who learnt the key and the text.
+    for who in (key, {**key, **new_sender()}):
+        assert replay(api, creator.link_id, text, who) == first_answer
+    assert replay(api, creator.link_id, text, key, receipt=False) == first_answer
+    assert inbox_items(api, creator)[0]["id"] == first["id"]
+    assert_first_receipt_holds(site, api, creator, first, text)
+    # Still none once the follow-up went through.
+    assert replay(api, creator.link_id, text, key) == first_answer
 
-    # Once its follow-up went through, a replay cannot take the receipt away.
-    assert follow_up(api, second["receipt"]["token"], unique("follow-up")).status_code == 201
-    third = send(api, creator.link_id, text, key)
-    assert third["id"] == first["id"]
-    assert "receipt" not in third
-    assert receipt(api, second["receipt"]["token"])["follow_up"] is not None
+
+def test_a_replay_never_gets_a_receipt_the_first_post_did_not_ask_for(
+    site: Server, api: httpx.Client, creator: Creator
+) -> None:
+    key = {"Idempotency-Key": uuid.uuid4().hex, **new_sender()}
+    text = unique("no receipt asked")
+    first = api.post(f"/message/{creator.link_id}", json={"message_content": text}, headers=key)
+    assert first.status_code == 201, first.text
+    data = first.json()["data"]
+    assert replay(api, creator.link_id, text, key) == data
+    assert (
+        query(site.database_url, "SELECT 1 FROM receipts WHERE message_id = $1", data["id"]) == []
+    )
+
+
+def parallel_posts(
+    site: Server, link_id: str, text: str, key: dict[str, str], n: int
+) -> list[httpx.Response]:
+    """``n`` posts of ``text`` with a receipt asked for, sent at once (each thread its
+    own connection, all let go together)."""
+    start = threading.Barrier(n)
+
+    def post(_: int) -> httpx.Response:
+        with loopback_client(base_url=site.url, timeout=30) as client:
+            start.wait()
+            return client.post(
+                f"/message/{link_id}",
+                params={"receipt": "true"},
+                json={"message_content": text},
+                headers=key,
+            )
+
+    with ThreadPoolExecutor(n) as pool:
+        return list(pool.map(post, range(n)))
+
+
+def test_parallel_replays_never_take_over_the_first_receipt(
+    site: Server, api: httpx.Client, creator: Creator
+) -> None:
+    key = {"Idempotency-Key": uuid.uuid4().hex, **new_sender()}
+    text = unique("replayed ten times at once")
+    first = send(api, creator.link_id, text, key)
+    replays = parallel_posts(site, creator.link_id, text, key, 10)
+    assert [r.status_code for r in replays] == [201] * 10, [r.text for r in replays]
+    assert [r.json()["data"] for r in replays] == [{k: first[k] for k in SEED_KEYS}] * 10
+    assert_first_receipt_holds(site, api, creator, first, text)
+
+
+def test_parallel_first_posts_with_one_key_give_one_working_receipt(
+    site: Server, api: httpx.Client, creator: Creator
+) -> None:
+    """Ten posts racing with one key: one lands, and one answer carries its receipt; the
+    others (replays that raced it) get the same message and no receipt."""
+    key = {"Idempotency-Key": uuid.uuid4().hex, **new_sender()}
+    text = unique("raced ten times")
+    answers = parallel_posts(site, creator.link_id, text, key, 10)
+    assert [r.status_code for r in answers] == [201] * 10, [r.text for r in answers]
+    data = [r.json()["data"] for r in answers]
+    assert len({d["id"] for d in data}) == 1
+    [first] = [d for d in data if "receipt" in d]
+    assert all(set(d) == SEED_KEYS for d in data if d is not first)
+    assert [m["id"] for m in inbox_items(api, creator)] == [first["id"]]
+    assert_first_receipt_holds(site, api, creator, first, text)
 
 
 def test_a_follow_up_with_a_muted_word_lands_in_the_folder_answered_as_a_stored_one(
@@ -537,7 +672,15 @@ def test_a_follow_up_with_a_muted_word_lands_in_the_folder_answered_as_a_stored_
 
 
 def card(page: str, message_id: str) -> str:
+    """The message on its own page."""
     found = re.search(rf'<article[^>]*data-message-id="{message_id}".*?</article>', page, re.S)
+    assert found, page
+    return found.group(0)
+
+
+def row(page: str, message_id: str) -> str:
+    """The message's line in the inbox's (or search's) list."""
+    found = re.search(rf'<li[^>]*data-message-id="{message_id}".*?</li>', page, re.S)
     assert found, page
     return found.group(0)
 
@@ -560,20 +703,26 @@ def test_the_dashboard_marks_a_follow_up_with_the_message_it_follows(
     base = f"/dashboard/links/{creator.link_id}"
 
     with signed_in(site, creator.user_id) as browser:
+        # In the list (the inbox's and search's), a badge; on its page, what it follows.
         for path in (base, f"{base}/search?q={marker}"):
             page = browser.get(path)
             assert page.status_code == 200, page.text
-            marked = card(page.text, follow_up_id)
-            assert 'class="follow-up' in marked
-            assert f'data-follow-up-of="{original["id"]}"' in marked
-            assert text_of(marked).count(f"Follow-up to “{excerpt}”") == 1, marked
+            assert "Follow-up" in text_of(row(page.text, follow_up_id))
             for plain in (original["id"], ordinary["id"]):
-                assert "Follow-up" not in card(page.text, plain)
+                assert "Follow-up" not in row(page.text, plain)
+        opened = browser.get(f"{base}/messages/{follow_up_id}").text
+        marked = card(opened, follow_up_id)
+        assert 'class="follow-up' in marked
+        assert f'data-follow-up-of="{original["id"]}"' in marked
+        assert text_of(marked).count(f"Follow-up to “{excerpt}”") == 1, marked
+        assert f'href="{base}/messages/{original["id"]}"' in marked  # it leads there
+        for plain in (original["id"], ordinary["id"]):
+            assert "Follow-up" not in card(browser.get(f"{base}/messages/{plain}").text, plain)
 
         # Its original deleted, the follow-up still says what it is.
         deleted = api.delete(
             f"/message/{creator.link_id}/{original['id']}", headers=creator.headers
         )
         assert deleted.status_code == 200, deleted.text
-        marked = card(browser.get(base).text, follow_up_id)
+        marked = card(browser.get(f"{base}/messages/{follow_up_id}").text, follow_up_id)
         assert "Follow-up to an earlier message" in text_of(marked)

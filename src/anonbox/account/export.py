@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from anonbox.account import repository
+from anonbox.account import avatar, repository
 from anonbox.account.schemas import (
     EXPORT_FORMAT,
     ExportApiKey,
@@ -86,6 +86,9 @@ async def open_export(db: Database, *, user_id: str) -> AsyncIterator[bytes]:
         created_at=isoformat_us(row["created_at"]),
         language=row["language"],
         time_zone=row["time_zone"],
+        display_name=row["display_name"],
+        bio=row["bio"],
+        avatar_url=avatar.AvatarRef("uploaded", row["avatar_id"]).url if row["avatar_id"] else None,
     )
     return _chunked(_document(db, profile))
 
@@ -127,7 +130,7 @@ async def _document(db: Database, profile: ExportProfile) -> AsyncIterator[bytes
             updated_at=isoformat_us(notices["updated_at"]),
         )
     )
-    flags = await repository.boolean_columns(db, db.dialect, "links")
+    flags = await repository.boolean_columns(db, "links")
     yield b',"links":' + _encode([_link(link, flags) for link in links])
     yield b',"messages":'
     async for piece in _items(_messages(db, [str(link["id"]) for link in links])):

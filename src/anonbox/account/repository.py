@@ -17,9 +17,9 @@ from anonbox.notifications.outbox import repository as events
 
 async def profile(conn: Connection, user_id: str) -> Row | None:
     return await conn.fetchrow(
-        "SELECT id, email, name, picture_url, google_sub, is_admin, created_at,"
-        " language, time_zone FROM users"
-        " WHERE id = $1",
+        "SELECT u.id, u.email, u.name, u.picture_url, u.google_sub, u.is_admin, u.created_at,"
+        " u.language, u.time_zone, u.display_name, u.bio, a.id AS avatar_id FROM users u"
+        " LEFT JOIN avatars a ON a.user_id = u.id WHERE u.id = $1",
         user_id,
     )
 
@@ -39,9 +39,9 @@ async def links(conn: Connection, user_id: str) -> Sequence[Row]:
     )
 
 
-async def boolean_columns(conn: Connection, dialect: str, table: str) -> set[str]:
+async def boolean_columns(conn: Connection, table: str) -> set[str]:
     """The table's columns declared BOOLEAN: SQLite hands their values back as 0 and 1."""
-    if dialect != "sqlite":
+    if conn.dialect != "sqlite":
         return set()  # PostgreSQL hands back booleans
     rows = await conn.fetch("SELECT name, type FROM pragma_table_info($1)", table)
     return {str(row["name"]) for row in rows if str(row["type"]).upper() == "BOOLEAN"}
@@ -249,15 +249,20 @@ _ERASE_REST = (
     " ON CONFLICT (id) DO NOTHING",
     events.ERASE_EVENTS,
     "DELETE FROM email_signin_tokens WHERE email = (SELECT email FROM users WHERE id = $1)",
+    # Linked Mastodon and Misskey accounts, their tokens and their posts' deliveries.
+    "DELETE FROM fediverse_accounts WHERE user_id = $1",
+    "DELETE FROM fediverse_signins WHERE user_id = $1",
     "DELETE FROM links WHERE user_id = $1",  # messages, replies, drops, idempotency records
     "DELETE FROM blocks WHERE user_id = $1",
     "DELETE FROM muted_words WHERE user_id = $1",
+    "DELETE FROM muted_list_versions WHERE owner = $1",
     "DELETE FROM webhook_endpoints WHERE user_id = $1",  # and their deliveries
     "DELETE FROM push_subscriptions WHERE user_id = $1",  # and their deliveries
     "DELETE FROM email_notices WHERE user_id = $1",
     "DELETE FROM email_notice_settings WHERE user_id = $1",
     "DELETE FROM sessions WHERE user_id = $1",  # and their spent refresh tokens
     "DELETE FROM api_keys WHERE user_id = $1",
+    "DELETE FROM avatars WHERE user_id = $1",
     "DELETE FROM users WHERE id = $1",  # and the account_deletions row
 )
 
@@ -291,3 +296,72 @@ async def set_preferences(conn: Connection, user_id: str, language: str, time_zo
         language,
         time_zone,
     )
+
+
+# --- the public profile ----------------------------------------------------------------------
+
+
+async def public_profile(conn: Connection, user_id: str) -> Row | None:
+    return await conn.fetchrow("SELECT display_name, bio FROM users WHERE id = $1", user_id)
+
+
+async def set_public_profile(
+    conn: Connection, user_id: str, *, display_name: str | None, bio: str | None, set_bio: bool
+) -> Row | None:
+    """Set the name (None keeps it) and, if ``set_bio``, the bio (None removes it)."""
+    return await conn.fetchrow(
+        "UPDATE users SET display_name = COALESCE($2, display_name),"
+        " bio = CASE WHEN CAST($4 AS BOOLEAN) THEN $3 ELSE bio END"
+        " WHERE id = $1 RETURNING display_name, bio",
+        user_id,
+        display_name,
+        bio,
+        set_bio,
+    )
+
+
+async def merge_search_index(conn: Connection) -> None:
+    """SQLite: rewrite the full-text indexes into one segment each. A deleted row's
+    trigrams stay in the segment that has them, behind a delete marker, until a merge
+    drops them; PostgreSQL's trigram indexes lose dead entries at vacuum."""
+    if conn.dialect != "sqlite":
+        return
+    await conn.execute("INSERT INTO messages_search (messages_search) VALUES ('optimize')")
+    await conn.execute("INSERT INTO replies_search (replies_search) VALUES ('optimize')")
+
+
+# --- the avatar ------------------------------------------------------------------------------
+
+
+async def avatar_id(conn: Connection, user_id: str) -> str | None:
+    row = await conn.fetchrow("SELECT id FROM avatars WHERE user_id = $1", user_id)
+    return None if row is None else str(row["id"])
+
+
+async def set_avatar(
+    conn: Connection, *, user_id: str, avatar_id: str, image: bytes, now: int
+) -> None:
+    """The creator's picture, replacing any before (its address with it)."""
+    await conn.execute(
+        "INSERT INTO avatars (user_id, id, image, created_at) VALUES ($1, $2, $3, $4)"
+        " ON CONFLICT (user_id) DO UPDATE SET id = excluded.id, image = excluded.image,"
+        " created_at = excluded.created_at",
+        user_id,
+        avatar_id,
+        image,
+        now,
+    )
+
+
+async def delete_avatar(conn: Connection, user_id: str) -> None:
+    await conn.execute("DELETE FROM avatars WHERE user_id = $1", user_id)
+
+
+async def avatar_image(conn: Connection, avatar_id: str) -> bytes | None:
+    """The stored picture at this address, unless its account is being deleted."""
+    row = await conn.fetchrow(
+        "SELECT a.image FROM avatars a WHERE a.id = $1 AND NOT EXISTS"
+        " (SELECT 1 FROM account_deletions d WHERE d.user_id = a.user_id)",
+        avatar_id,
+    )
+    return None if row is None else bytes(row["image"])

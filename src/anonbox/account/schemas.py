@@ -6,11 +6,14 @@ so the document the OpenAPI description shows is the document a creator download
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
+from litestar.openapi.spec import Schema
+from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
+from anonbox.core.text import NO_CONTROLS_PATTERN, TEXT_PATTERN
 
 EXPORT_FORMAT = "anonbox-export/1"
 
@@ -31,6 +34,9 @@ class ExportProfile(msgspec.Struct):
     created_at: Timestamp
     language: str | None = None  # of the creator's pages and mail (core.i18n.LANGUAGES)
     time_zone: str | None = None  # IANA name; None reads as UTC
+    display_name: str | None = None  # the public name they chose (None: not yet)
+    bio: str | None = None
+    avatar_url: str | None = None  # where their uploaded picture is (None: none uploaded)
 
 
 class ExportEmailNotices(msgspec.Struct):
@@ -55,8 +61,7 @@ class ExportMessage(msgspec.Struct):
 
 
 class ExportFilteredMessage(msgspec.Struct):
-    """A message waiting in a link's filtered folder (caught by a muted word, or from a
-    sender blocked while it waited)."""
+    """A message waiting in a link's filtered folder (caught by a muted word)."""
 
     id: str
     link_id: str
@@ -123,3 +128,55 @@ class Preferences(msgspec.Struct):
 
     language: str | None  # None until their first dashboard page
     time_zone: str
+
+
+# --- the public profile ---------------------------------------------------------------------
+
+MAX_DISPLAY_NAME_CHARACTERS = 80
+MAX_BIO_CHARACTERS = 160
+
+
+class ProfilePatch(msgspec.Struct):
+    """Send at least one field; an absent field keeps its value, an unknown one is ignored."""
+
+    display_name: Annotated[
+        str | msgspec.UnsetType,
+        KwargDefinition(
+            min_length=1,
+            max_length=MAX_DISPLAY_NAME_CHARACTERS,
+            pattern=TEXT_PATTERN,
+            description="The name public pages and cards show: 1 to 80 characters once "
+            "surrounding whitespace is trimmed",
+        ),
+    ] = msgspec.UNSET
+    bio: Annotated[
+        str | msgspec.UnsetType | None,
+        KwargDefinition(
+            max_length=MAX_BIO_CHARACTERS,
+            pattern=NO_CONTROLS_PATTERN,
+            description="A few words under the name on the public page: up to 160 "
+            "characters, no control characters; empty, only whitespace or null removes it",
+        ),
+    ] = msgspec.UNSET
+
+
+PROFILE_PATCH_RULES: dict[str, object] = {
+    "min_properties": 1,
+    "any_of": [Schema(required=[f.encode_name]) for f in msgspec.structs.fields(ProfilePatch)],
+}
+
+
+class PublicProfile(msgspec.Struct):
+    """The creator's public face; ``display_name`` is null until they choose one (public
+    pages then show a neutral name: ``links.schemas.NEUTRAL_NAME``)."""
+
+    display_name: str | None
+    bio: str | None
+
+
+class AvatarOut(msgspec.Struct):
+    """The picture public pages and cards show for the creator: ``avatar_url`` is its
+    address on this site (a generated one while ``uploaded`` is false)."""
+
+    avatar_url: str
+    uploaded: bool

@@ -17,17 +17,27 @@ kept, alone, so that no one is ever given one of them again.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import secrets
 
-from anonbox.account import repository
-from anonbox.account.schemas import DeletionState, Preferences
+from anonbox.account import avatar, repository
+from anonbox.account.schemas import (
+    MAX_BIO_CHARACTERS,
+    MAX_DISPLAY_NAME_CHARACTERS,
+    AvatarOut,
+    DeletionState,
+    Preferences,
+    PublicProfile,
+)
 from anonbox.auth.credential_cache import announce, changed_key, session_key
 from anonbox.auth.service import forget_credentials
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
-from anonbox.core.errors import Conflict, FieldProblem, ValidationFailed
+from anonbox.core.errors import Conflict, FieldProblem, Unauthorized, ValidationFailed
 from anonbox.core.i18n import LANGUAGES, valid_time_zone
 from anonbox.core.settings import Settings
+from anonbox.core.text import contains_control_characters, normalised_text
 
 logger = logging.getLogger("anonbox.account")
 
@@ -41,6 +51,14 @@ ERASE_CHUNK = 2000
 CLAIM_US = 5 * 60 * _US
 # Accounts one sweep takes on; the next sweep takes the rest.
 SWEEP_ACCOUNTS = 10
+# A checkpoint waits for readers of older snapshots; tried again briefly, else the next
+# erasure's (or SQLite's own automatic checkpoints) will.
+_CHECKPOINT_TRIES = 20
+
+# Pictures re-encoded at once by this process: each is tens of milliseconds of CPU and up
+# to 64 MiB of decoded pixels (account.avatar.MAX_PIXELS), so a burst of uploads waits
+# rather than filling the memory.
+_ENCODING = asyncio.Semaphore(2)
 _NOT_SCHEDULED = DeletionState(scheduled=False, requested_at=None, erase_at=None)
 
 
@@ -77,7 +95,7 @@ async def request_deletion(db: Database, *, user_id: str, settings: Settings) ->
         # Live streams of those sessions end, and every instance stops taking the
         # account's credentials (notifications.fanout, auth.credential_cache).
         changed = [changed_key(user_id), *(session_key(session) for session in sessions)]
-        await announce(tx, db.dialect, changed)
+        await announce(tx, changed)
         row = await repository.deletion_of(tx, user_id)
     forget_credentials(*changed)
     return _state(row)
@@ -89,7 +107,7 @@ async def cancel_deletion(db: Database, *, user_id: str) -> DeletionState:
     async with db.transaction() as tx:
         cancelled = await repository.cancel_deletion(tx, user_id=user_id, now=now_us())
         if cancelled:
-            await announce(tx, db.dialect, [changed])
+            await announce(tx, [changed])
     if cancelled:
         forget_credentials(changed)
     elif await repository.deletion_of(db, user_id) is not None:
@@ -121,8 +139,17 @@ async def erase_account(db: Database, *, user_id: str) -> bool:
         if not await repository.renew_claim(tx, user_id=user_id, held_until=held, until=held):
             return False
         await repository.erase_rest(tx, user_id=user_id, now=now_us())
-        await announce(tx, db.dialect, [changed_key(user_id)])
+        await announce(tx, [changed_key(user_id)])
     forget_credentials(changed_key(user_id))
+    # No copy left behind: the search index merged without the erased texts, and SQLite's
+    # WAL (which still holds every page the deletes changed) written back and emptied.
+    await repository.merge_search_index(db)
+    for _ in range(_CHECKPOINT_TRIES):
+        if await db.checkpoint():
+            break
+        await asyncio.sleep(0.05)
+    else:
+        logger.warning("after an erasure the database log could not be emptied: readers busy")
     # No id: once erased, nothing anywhere should name the account, logs included.
     logger.info("an account was erased, with %d messages", erased)
     return True
@@ -168,3 +195,100 @@ async def set_preferences(db: Database, *, user_id: str, language: str, time_zon
     if problems:
         raise ValidationFailed("language or time zone unknown", problems)
     await repository.set_preferences(db, user_id, language, time_zone)
+
+
+# --- the public profile ----------------------------------------------------------------------
+
+
+async def public_profile(db: Database, *, user_id: str) -> PublicProfile:
+    row = await repository.public_profile(db, user_id)
+    if row is None:  # the account was deleted while its credential was in flight
+        raise Unauthorized("This account no longer exists")
+    return PublicProfile(display_name=row["display_name"], bio=row["bio"])
+
+
+def _bio(bio: str) -> str | None:
+    """A bio of only whitespace is no bio; otherwise the rules of any typed text. Control
+    characters are refused first, even in a blank one: ``str.strip()`` takes some of them
+    (U+001C to U+001F, U+0085) for whitespace, and the document's pattern refuses them."""
+    if contains_control_characters(bio):
+        raise ValidationFailed(
+            "bio must not contain control characters", [FieldProblem("bio", "control_character")]
+        )
+    if not bio.strip():
+        return None
+    return normalised_text(bio, field="bio", max_characters=MAX_BIO_CHARACTERS, trim=True)
+
+
+async def set_public_profile(
+    db: Database, *, user_id: str, display_name: str | None, bio: str | None, set_bio: bool
+) -> PublicProfile:
+    """Choose the public name (None keeps it) and, if ``set_bio``, the bio (None or empty
+    removes it). Both are NFC-normalised and trimmed; a bad one changes nothing."""
+    problems: list[FieldProblem] = []
+    name = None
+    if display_name is not None:
+        try:
+            name = normalised_text(
+                display_name,
+                field="display_name",
+                max_characters=MAX_DISPLAY_NAME_CHARACTERS,
+                trim=True,
+            )
+        except ValidationFailed as exc:
+            problems += exc.fields
+    text = None
+    if set_bio and bio is not None:
+        try:
+            text = _bio(bio)
+        except ValidationFailed as exc:
+            problems += exc.fields
+    if problems:
+        raise ValidationFailed(
+            f"display_name must be 1 to {MAX_DISPLAY_NAME_CHARACTERS} characters and bio at "
+            f"most {MAX_BIO_CHARACTERS}, without control characters",
+            problems,
+        )
+    row = await repository.set_public_profile(
+        db, user_id, display_name=name, bio=text, set_bio=set_bio
+    )
+    if row is None:
+        raise Unauthorized("This account no longer exists")
+    return PublicProfile(display_name=row["display_name"], bio=row["bio"])
+
+
+# --- the avatar ------------------------------------------------------------------------------
+
+
+async def _avatar_out(db: Database, user_id: str) -> AvatarOut:
+    row = await repository.public_profile(db, user_id)
+    if row is None:
+        raise Unauthorized("This account no longer exists")
+    uploaded = await repository.avatar_id(db, user_id)
+    ref = avatar.avatar_ref(user_id=user_id, uploaded=uploaded, named=bool(row["display_name"]))
+    return AvatarOut(avatar_url=ref.url, uploaded=uploaded is not None)
+
+
+async def avatar_of(db: Database, *, user_id: str) -> AvatarOut:
+    return await _avatar_out(db, user_id)
+
+
+async def set_avatar(db: Database, *, user_id: str, data: bytes) -> AvatarOut:
+    """Re-encode the upload (``account.avatar``: a bad one changes nothing) and make it
+    the creator's picture, at a new address."""
+    async with _ENCODING:
+        image = await asyncio.to_thread(avatar.reencode, data)
+    await repository.set_avatar(
+        db, user_id=user_id, avatar_id=secrets.token_urlsafe(16), image=image, now=now_us()
+    )
+    return await _avatar_out(db, user_id)
+
+
+async def delete_avatar(db: Database, *, user_id: str) -> AvatarOut:
+    """Back to the generated picture; fine when there was no upload."""
+    await repository.delete_avatar(db, user_id)
+    return await _avatar_out(db, user_id)
+
+
+async def avatar_image(db: Database, *, avatar_id: str) -> bytes | None:
+    return await repository.avatar_image(db, avatar_id)

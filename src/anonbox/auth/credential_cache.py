@@ -162,7 +162,7 @@ class CredentialCache(Generic[V]):
         return {"entries": len(self._entries), "hits": self.hits, "misses": self.misses}
 
 
-async def announce(conn: Connection, dialect: str, keys: Iterable[str]) -> None:
+async def announce(conn: Connection, keys: Iterable[str]) -> None:
     """Tell every instance, once the caller's transaction commits, that credentials under
     these keys changed; call ``forget_here`` after the commit for this process."""
-    await events.notify(conn, dialect, list(keys))
+    await events.notify(conn, list(keys))

@@ -8,6 +8,7 @@ a key); ``Admin`` an admin's credential.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from litestar import Request
@@ -73,6 +74,20 @@ async def optional_creator(request: Request[Any, Any, Any], db: DB) -> Principal
     return None if credential is None else in_service(await authenticate(db, credential))
 
 
+def account_asked(request: Request[Any, Any, Any], db: DB) -> Callable[[], Awaitable[str | None]]:
+    """The account of the request's credential, looked up only when asked: an anonymous
+    post asks only on a link for signed-in senders (``messages.service.create_message``),
+    so elsewhere a credential sent along changes nothing, as before. When asked, the
+    credential is checked as ``Viewer`` checks it (401 if wrong; 403 for an account being
+    erased); None without one."""
+
+    async def ask() -> str | None:
+        principal = await optional_creator(request, db)
+        return None if principal is None else principal.user_id
+
+    return ask
+
+
 async def signed_in_creator(creator: Creator) -> Principal:
     if creator.kind != "session":
         raise Forbidden("This needs a sign-in access token; an API key cannot do it")
@@ -103,10 +118,16 @@ Admin = Annotated[
 
 
 def provide_oidc(state: State) -> OIDCClient:
-    oidc: OIDCClient | None = state.oidc
+    """The process's OpenID Connect client (``anonbox.wiring``); 404 where Google
+    sign-in is not configured."""
+    oidc: OIDCClient | None = state.parts.oidc
     if oidc is None:
         raise NotFound(GOOGLE_NOT_CONFIGURED)
     return oidc
+
+
+OIDC = Annotated[OIDCClient, INJECTED, UNCHECKED]  # provided as ``oidc``: 404 if not configured
+MaybeOIDC = Annotated[OIDCClient | None, INJECTED, UNCHECKED]  # provided as ``google``
 
 
 SIGNIN_COOKIE = "anonbox_signin"

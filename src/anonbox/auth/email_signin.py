@@ -9,8 +9,15 @@ hash. A mail scanner that opens the link, or someone it was forwarded to, has no
 so it neither signs in nor spends the link. Links printed by ``anonbox signin-link``
 have no browser to bind to and work in any browser, once.
 
-Asking is limited per address and per sender network (``Settings.limit_signin_*``), so
-the form cannot be used to flood someone's mailbox.
+Nobody can lock the owner of an address out by asking for it. Mail to one address is
+bounded by ``Settings.limit_signin_address`` (one mail every five minutes): a request
+past it sends nothing new, but binds the asking browser to the address's pending links,
+so the link already in the mailbox (sent at most five minutes ago, valid fifteen) works
+in that browser too. The owner asks, opens the newest mail, and is in, however many
+others asked for the address from however many networks. Asking is also limited per
+sender network (``Settings.limit_signin_network``), which bounds how many addresses one
+network can mail. The page is the same whether a mail went out or not, and whether or
+not the address has an account.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from anonbox.core.database import Database
 from anonbox.core.errors import BadRequest, FieldProblem, RateLimited, ValidationFailed
 from anonbox.core.i18n import N_, _, ngettext
 from anonbox.core.mail import Mailer, compose
-from anonbox.core.ratelimit import Limit, RateLimiter
+from anonbox.core.ratelimit import RateLimiter
 from anonbox.core.settings import Settings
 
 _US = 1_000_000
@@ -71,6 +78,9 @@ def _link_url(base_url: str, token: str) -> str:
 async def _new_link(
     db: Database, settings: Settings, *, email: str, binding: str | None, base_url: str
 ) -> str:
+    """Store a new link for ``email``, bound to ``binding``; its URL. A link that is not
+    mailed is written all the same: its row is what binds the browser to the address's
+    pending links (``repository.consume_email_signin``)."""
     token = secrets.token_urlsafe(32)
     now = now_us()
     async with db.transaction() as tx:
@@ -102,20 +112,24 @@ async def send_link(
     ``network`` is the asking sender's keyed hash (None when the peer is unknown).
     """
     address = _address(email)
-    # The address is a key in the limiter (perhaps Redis): keyed-hashed, never in clear.
-    address_key = hmac.new(settings.secret_key.encode(), address.encode(), hashlib.sha256)
-    checks: list[tuple[Limit, str]] = [(settings.limit_signin_address, address_key.hexdigest())]
     if network is not None:
-        checks.append((settings.limit_signin_network, network))
-    decision = await limiter.hit(checks)
-    if not decision.allowed:
-        minutes = max(1, round(decision.retry_after / 60))
-        raise RateLimited(
-            f"Too many sign-in links were asked for; try again in {minutes} "
-            f"minute{'s' if minutes != 1 else ''}",
-            retry_after=decision.retry_after,
-        )
+        decision = await limiter.hit([(settings.limit_signin_network, network)])
+        if not decision.allowed:
+            minutes = max(1, round(decision.retry_after / 60))
+            raise RateLimited(
+                f"Too many sign-in links were asked for; try again in {minutes} "
+                f"minute{'s' if minutes != 1 else ''}",
+                retry_after=decision.retry_after,
+            )
+    # The address is a key in the limiter (perhaps Redis): keyed-hashed, never in clear.
+    # Past its limit nothing is refused: the asking browser is bound to the address's
+    # pending links instead of a new one being mailed (one atomic hit decides, on every
+    # instance sharing the limiter).
+    address_key = hmac.new(settings.secret_key.encode(), address.encode(), hashlib.sha256)
+    mail = await limiter.hit([(settings.limit_signin_address, address_key.hexdigest())])
     url = await _new_link(db, settings, email=address, binding=binding, base_url=base_url)
+    if not mail.allowed:
+        return address
     minutes = settings.email_signin_ttl_seconds // 60
     await mailer.send(
         compose(
@@ -155,9 +169,15 @@ async def printed_link(
 
 
 async def follow_link(
-    db: Database, settings: Settings, *, token: str, binding: str | None
+    db: Database,
+    settings: Settings,
+    *,
+    token: str,
+    binding: str | None,
+    language: str | None = None,
 ) -> SessionTokens:
-    """Spend the link and open a session for its address's account (made if new)."""
+    """Spend the link and open a session for its address's account (made if new, in
+    ``language``: the browser's that followed the link, the one that asked for it)."""
     token_hash = credential_hash(token)
     binding_hash = None if binding is None else credential_hash(binding)
     now = now_us()
@@ -166,7 +186,7 @@ async def follow_link(
             tx, token_hash=token_hash, binding_hash=binding_hash, now=now
         )
         if email is not None:
-            user_id = await account_for_email(tx, email)
+            user_id = await account_for_email(tx, email, language=language)
             return await open_session(tx, user_id=user_id, settings=settings)
     raise SignInLinkRefused(await _why_refused(db, token_hash, binding_hash, now))
 

@@ -46,6 +46,14 @@ async def insert_api_key(
     )
 
 
+async def count_keys_in_use(conn: Connection, user_id: str) -> int:
+    row = await conn.fetchrow(
+        "SELECT count(*) AS n FROM api_keys WHERE user_id = $1 AND revoked_at IS NULL", user_id
+    )
+    assert row is not None, "an aggregate always returns a row"
+    return int(row["n"])
+
+
 async def active_api_key(conn: Connection, key_hash: str) -> Row | None:
     return await conn.fetchrow(
         "SELECT k.id, k.user_id, k.key_hash, k.last_used_at, u.is_admin,"
@@ -90,17 +98,19 @@ async def insert_user_if_new(
     name: str,
     picture_url: str | None = None,
     subject: str | None = None,
+    language: str | None = None,
     created_at: int,
 ) -> bool:
     """Create an account; False when its address (or subject) already has one."""
     inserted = await conn.execute(
-        "INSERT INTO users (id, email, name, picture_url, google_sub, created_at)"
-        " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+        "INSERT INTO users (id, email, name, picture_url, google_sub, language, created_at)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
         user_id,
         email,
         name,
         picture_url,
         subject,
+        language,
         created_at,
     )
     return inserted == 1
@@ -338,12 +348,17 @@ async def purge_email_signins(conn: Connection, *, expired_before: int) -> None:
 async def consume_email_signin(
     conn: Connection, *, token_hash: str, binding_hash: str | None, now: int
 ) -> str | None:
-    """Mark the link used, once: only unexpired, unused, and opened in the browser that
-    asked for it (or any browser, for a link with no binding). Its address, or None."""
+    """Mark the link used, once: only unexpired, unused, and opened in a browser that
+    asked for its address while it is valid (any browser, for a link with no binding).
+    A browser asked when one of the address's unexpired rows holds its binding: the
+    link's own, or one written when it asked and no new mail went out. Its address, or
+    None."""
     row = await conn.fetchrow(
         "UPDATE email_signin_tokens SET used_at = $3"
         " WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $3"
-        " AND (binding_hash IS NULL OR binding_hash = $2)"
+        " AND (binding_hash IS NULL OR binding_hash = $2 OR EXISTS ("
+        "SELECT 1 FROM email_signin_tokens asked WHERE asked.email = email_signin_tokens.email"
+        " AND asked.binding_hash = $2 AND asked.expires_at > $3))"
         " RETURNING email",
         token_hash,
         binding_hash,

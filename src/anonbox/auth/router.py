@@ -10,12 +10,12 @@ from litestar.datastructures import Cookie
 from anonbox.auth import service
 from anonbox.auth.dependencies import (
     AUTH_COOKIE_PATH,
+    OIDC,
     SIGNIN_COOKIE,
     Creator,
     SignedIn,
     signin_cookie,
 )
-from anonbox.auth.oidc import OIDCClient
 from anonbox.auth.schemas import (
     AccessToken,
     ApiKeyIn,
@@ -40,6 +40,7 @@ from anonbox.core.envelope import (
     error_responses,
 )
 from anonbox.core.errors import Unauthorized
+from anonbox.core.i18n import negotiate
 from anonbox.core.paths import RowId
 from anonbox.safety.dependencies import GateDep
 
@@ -71,7 +72,7 @@ def _refresh_cookie(settings: AppSettings, token: str) -> Cookie:
 async def google_url(
     request: AnyRequest,
     db: DB,
-    oidc: OIDCClient,
+    oidc: OIDC,
     settings: AppSettings,
     gate: GateDep,
 ) -> Response[Envelope[OK, SignInURL]]:
@@ -96,7 +97,7 @@ async def google_url(
     tags=_TAGS,
 )
 async def google_callback(
-    request: AnyRequest, data: CallbackIn, db: DB, oidc: OIDCClient, settings: AppSettings
+    request: AnyRequest, data: CallbackIn, db: DB, oidc: OIDC, settings: AppSettings
 ) -> Response[Envelope[OK, AccessToken]]:
     tokens = await finish_signin(
         db,
@@ -105,6 +106,7 @@ async def google_callback(
         code=data.code,
         state=data.state,
         binding=request.cookies.get(SIGNIN_COOKIE),
+        language=negotiate(request.headers.get("accept-language")),
     )
     body: Envelope[OK, AccessToken] = envelope(
         request, 200, "Signed in", AccessToken(access_token=tokens.access_token)
@@ -182,7 +184,9 @@ async def user_profile(request: AnyRequest, db: DB, creator: Creator) -> Envelop
     "/auth/api-keys",
     status_code=201,
     summary="Create an API key (shown once)",
-    responses=error_responses(400, 401, 403, 413, 415, 503),
+    description=f"A creator may have up to {service.MAX_API_KEYS} keys not revoked; "
+    "past that, 409 `too_many_api_keys` until one is revoked.",
+    responses=error_responses(400, 401, 403, 409, 413, 415, 503),
     tags=_TAGS,
 )
 async def create_api_key(

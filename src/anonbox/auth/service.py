@@ -17,7 +17,7 @@ from anonbox.auth.credentials import (
 )
 from anonbox.auth.schemas import MAX_KEY_NAME_CHARACTERS, ApiKeyInfo, NewApiKey, Profile
 from anonbox.core.clock import isoformat_us, now_us
-from anonbox.core.database import Connection, Database
+from anonbox.core.database import Connection, Database, one_at_a_time
 from anonbox.core.errors import (
     Conflict,
     FieldProblem,
@@ -28,6 +28,15 @@ from anonbox.core.errors import (
 from anonbox.core.ids import new_ulid
 from anonbox.core.text import contains_control_characters
 from anonbox.links import repository as links
+from anonbox.links.prompts import default_prompt
+
+# Keys not revoked, per creator: a few scripts and bots each, not a key per request.
+MAX_API_KEYS = 20
+
+
+class TooManyApiKeys(Conflict):
+    code = "too_many_api_keys"
+
 
 # Recording every use would turn each authenticated read into a write.
 _LAST_USED_RESOLUTION_US = 60 * 1_000_000
@@ -154,7 +163,7 @@ async def create_creator(db: Database, *, email: str, name: str | None = None) -
         await repository.insert_user(
             tx, user_id=user_id, email=email, name=name or display_name(email), created_at=now
         )
-        link_id = await links.insert_default_link(tx, user_id=user_id, created_at=now)
+        link_id = await _insert_default_link(tx, user_id=user_id, language=None, now=now)
         key = await _insert_api_key(tx, user_id=user_id, name="default", now=now)
     return NewCreator(user_id=user_id, email=email, link_id=link_id, api_key=key.api_key)
 
@@ -164,14 +173,30 @@ def display_name(email: str) -> str:
     return email.split("@")[0]
 
 
-async def account_for_email(conn: Connection, email: str) -> str:
-    """The account of this (normalised) address, created with a default link if new."""
+async def _insert_default_link(
+    conn: Connection, *, user_id: str, language: str | None, now: int
+) -> str:
+    """A new account's first link, asking in the language of the browser that signed up."""
+    return await links.insert_link(
+        conn, user_id=user_id, prompt=default_prompt(language), created_at=now
+    )
+
+
+async def account_for_email(conn: Connection, email: str, *, language: str | None = None) -> str:
+    """The account of this (normalised) address, created with a default link if new.
+    ``language``: the signing-up browser's, for the new account and its first link's
+    prompt (None: English, and the first dashboard page picks the account's language)."""
     now = now_us()
     user_id = new_ulid(now)
     if await repository.insert_user_if_new(
-        conn, user_id=user_id, email=email, name=display_name(email), created_at=now
+        conn,
+        user_id=user_id,
+        email=email,
+        name=display_name(email),
+        language=language,
+        created_at=now,
     ):
-        await links.insert_default_link(conn, user_id=user_id, created_at=now)
+        await _insert_default_link(conn, user_id=user_id, language=language, now=now)
         return user_id
     existing = await repository.user_id_by_email(conn, email)
     assert existing is not None, "the insert was refused only because the address has an account"
@@ -179,7 +204,13 @@ async def account_for_email(conn: Connection, email: str) -> str:
 
 
 async def account_for_identity(
-    conn: Connection, *, subject: str, email: str, name: str, picture_url: str | None
+    conn: Connection,
+    *,
+    subject: str,
+    email: str,
+    name: str,
+    picture_url: str | None,
+    language: str | None = None,
 ) -> str:
     """The account a provider identity signs in to: the subject's own, else the one with
     its verified address (the subject is attached), else a new one with a default link.
@@ -201,11 +232,12 @@ async def account_for_identity(
         name=name,
         picture_url=picture_url,
         subject=subject,
+        language=language,
         created_at=now,
     )
     if not inserted:  # a sign-in of the same person committed in between
         raise Conflict("Signing in twice at once: please try again")
-    await links.insert_default_link(conn, user_id=user_id, created_at=now)
+    await _insert_default_link(conn, user_id=user_id, language=language, now=now)
     return user_id
 
 
@@ -240,7 +272,15 @@ async def create_api_key(db: Database, *, user_id: str, name: str) -> NewApiKey:
             "name must not contain control characters",
             [FieldProblem("name", "control_character")],
         )
-    return await _insert_api_key(db, user_id=user_id, name=name, now=now_us())
+    # Counted and added in a transaction that runs alone for this creator, on every
+    # instance: parallel creations would otherwise all count below the cap.
+    async with db.transaction() as tx:
+        await one_at_a_time(tx, f"api_keys:{user_id}")
+        if await repository.count_keys_in_use(tx, user_id) >= MAX_API_KEYS:
+            raise TooManyApiKeys(
+                f"At most {MAX_API_KEYS} API keys in use at once; revoke one first"
+            )
+        return await _insert_api_key(tx, user_id=user_id, name=name, now=now_us())
 
 
 async def list_api_keys(db: Database, *, user_id: str) -> list[ApiKeyInfo]:
@@ -268,7 +308,7 @@ async def revoke_api_key(db: Database, *, user_id: str, key_id: str) -> None:
             tx, key_id=key_id, user_id=user_id, revoked_at=now_us()
         ):
             raise NotFound("No API key with this id among yours")
-        await announce(tx, db.dialect, [changed])
+        await announce(tx, [changed])
     forget_credentials(changed)
 
 
@@ -290,7 +330,7 @@ async def grant_admin(db: Database, *, email: str) -> int:
     async with db.transaction() as tx:
         user_ids = await repository.grant_admin(tx, normalised_email(email))
         changed = [changed_key(user_id) for user_id in user_ids]
-        await announce(tx, db.dialect, changed)
+        await announce(tx, changed)
     if not user_ids:
         raise NotFound(f"No creator with e-mail {email}")
     forget_credentials(*changed)

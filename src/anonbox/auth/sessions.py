@@ -107,12 +107,12 @@ async def refresh_session(db: Database, *, refresh_token: str, settings: Setting
                 tx, refresh_hash=presented, session_id=rotated["id"], spent_at=now
             )
             # The access token it replaces stops working at once, everywhere.
-            await announce(tx, db.dialect, [changed_key(rotated["user_id"])])
+            await announce(tx, [changed_key(rotated["user_id"])])
         else:
             reused_session = await repository.session_of_spent_token(tx, presented)
             if reused_session is not None:
                 await repository.revoke_session(tx, session_id=reused_session, revoked_at=now)
-                await announce(tx, db.dialect, [session_key(reused_session)])
+                await announce(tx, [session_key(reused_session)])
     # Raised after the commit, so that a detected reuse stays revoked.
     if reused_session is not None:
         forget_credentials(session_key(reused_session))
@@ -129,7 +129,7 @@ async def close_session(db: Database, *, session_id: str) -> None:
     """Sign a session out; its live streams, on every instance, end (``notifications.outbox``)."""
     async with db.transaction() as tx:
         await repository.revoke_session(tx, session_id=session_id, revoked_at=now_us())
-        await announce(tx, db.dialect, [session_key(session_id)])
+        await announce(tx, [session_key(session_id)])
     forget_credentials(session_key(session_id))
 
 

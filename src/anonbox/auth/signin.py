@@ -62,7 +62,10 @@ async def finish_signin(
     code: str,
     state: str,
     binding: str | None,
+    language: str | None = None,
 ) -> SessionTokens:
+    """The provider's answer: a session for its identity's account (made if new, in the
+    signing-in browser's ``language``)."""
     if not binding:
         raise SignInFailed(
             "This sign-in was not started in this browser; start again from the sign-in link"
@@ -84,5 +87,6 @@ async def finish_signin(
             email=identity.email,
             name=identity.name,
             picture_url=identity.picture_url,
+            language=language,
         )
         return await open_session(tx, user_id=user_id, settings=settings)

@@ -20,13 +20,19 @@ import aiosqlite
 import asyncpg
 
 from anonbox.core.errors import ServiceUnavailable
+from anonbox.core.pooled import pooler_options
 
 Row = Mapping[str, Any]
 T = TypeVar("T")
 
 
 class Connection(Protocol):
-    """What a query module may do: run one statement and read what it returns."""
+    """What a query module may do: run one statement and read what it returns.
+
+    ``dialect`` ("sqlite" or "postgresql") is for repositories alone, which pick their
+    statements by it; no service, router or page names it."""
+
+    dialect: str
 
     async def fetch(self, sql: str, *args: Any) -> Sequence[Row]: ...
 
@@ -38,16 +44,25 @@ class Connection(Protocol):
 
 
 class Database(Connection, Protocol):
-    dialect: str
-
     def transaction(self) -> AbstractAsyncContextManager[Connection]:
         """Statements inside commit together when the block exits, or not at all."""
         ...
 
     async def ping(self) -> None: ...
 
+    async def checkpoint(self) -> bool:
+        """Leave nothing already deleted in the database's own log: SQLite copies its WAL
+        into the file and truncates it (``secure_delete`` has zeroed what was deleted);
+        PostgreSQL's WAL and dead tuples are its own (``docs/decisions.md``). Whether the
+        log is empty now."""
+        ...
+
     def stats(self) -> Mapping[str, int]:
         """Gauges for /metrics: connections open, in use and allowed, writes waiting."""
+        ...
+
+    def public_reads(self) -> Database:
+        """Itself, or with replicas, its view for reads anyone may make (core.replicas)."""
         ...
 
     async def close(self) -> None: ...
@@ -78,6 +93,31 @@ async def insert_many(
         )
 
 
+# The first key of ``one_at_a_time``'s advisory locks. PostgreSQL keeps locks taken with
+# two int4 keys apart from those taken with one bigint (the relay's turn, the migrations'),
+# so these cannot meet them whatever the hash of a name.
+_ONE_AT_A_TIME_SPACE = 0x63617073  # "caps"
+
+
+async def one_at_a_time(conn: Connection, key: str) -> None:
+    """Let no other transaction that names ``key`` run, on any instance, until this one
+    ends: for a rule that counts rows before it adds one (a per-account cap), which two
+    parallel requests would otherwise both pass, each counting before the other's insert.
+
+    PostgreSQL: an advisory lock, taken here and held to the transaction's end; the
+    statements after it read what the last holder committed (READ COMMITTED reads afresh
+    per statement). SQLite: nothing to take, as every transaction here starts with BEGIN
+    IMMEDIATE and so is the only writer of the file, on every process, from its first read.
+    Call it first in a transaction, on the transaction's connection: outside one it would
+    hold nothing past its own statement."""
+    if isinstance(conn, SQLiteDatabase | PostgresDatabase):
+        raise TypeError("one_at_a_time holds a key for a transaction: call it inside one")
+    if conn.dialect == "postgresql":
+        await conn.execute(
+            "SELECT pg_advisory_xact_lock($1::int4, hashtext($2))", _ONE_AT_A_TIME_SPACE, key
+        )
+
+
 def driver_url(url: str) -> tuple[str, str]:
     """Split a plain URL into (dialect, what the driver takes)."""
     if url.startswith("sqlite:///"):
@@ -90,13 +130,14 @@ def driver_url(url: str) -> tuple[str, str]:
     raise ValueError(f"unsupported database URL {url!r}: use sqlite:///path or postgresql://…")
 
 
-async def connect(url: str, *, durable: bool = True) -> Database:
+async def connect(url: str, *, durable: bool = True, pooled: bool = False) -> Database:
     """Open the database; ``durable=False`` (measurement only) lets a commit return before
-    it is on disk: SQLite ``synchronous=NORMAL``, PostgreSQL ``synchronous_commit=off``."""
+    it is on disk (SQLite ``synchronous=NORMAL``, PostgreSQL ``synchronous_commit=off``);
+    ``pooled``: ``url`` is PgBouncer in transaction mode (``PostgresDatabase.open``)."""
     dialect, target = driver_url(url)
     if dialect == "sqlite":
         return await SQLiteDatabase.open(target, durable=durable)
-    return await PostgresDatabase.open(target, durable=durable)
+    return await PostgresDatabase.open(target, durable=durable, pooled=pooled)
 
 
 # --- SQLite -------------------------------------------------------------------------------
@@ -118,6 +159,8 @@ async def _sqlite_guard(call: Awaitable[T]) -> T:
 
 
 class _SQLiteConnection:
+    dialect = "sqlite"
+
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self._conn = conn
 
@@ -273,9 +316,17 @@ class SQLiteDatabase:
                 raise
             await _sqlite_guard(self._raw.execute("COMMIT"))
 
+    async def checkpoint(self) -> bool:
+        async with self._lock:
+            row = await self._conn.fetchrow("PRAGMA wal_checkpoint(TRUNCATE)")
+        return row is not None and row["busy"] == 0  # busy: a reader held an older snapshot
+
     async def ping(self) -> None:
         await self._conn.fetchrow("SELECT 1")
         await _sqlite_guard(self._reader.ping())
+
+    def public_reads(self) -> Database:
+        return self
 
     def stats(self) -> Mapping[str, int]:
         return {
@@ -306,6 +357,9 @@ async def configure_sqlite(conn: aiosqlite.Connection, *, durable: bool = True) 
         f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}",
         "PRAGMA foreign_keys=ON",
         "PRAGMA busy_timeout=5000",
+        # Deleted rows are overwritten with zeros, in their pages and in free pages: an
+        # erased account's texts leave no copy in the file (the WAL: ``checkpoint``).
+        "PRAGMA secure_delete=ON",
     ):
         await conn.execute(pragma)
 
@@ -330,6 +384,8 @@ def _pg_count(status: str) -> int:
 
 
 class _PostgresConnection:
+    dialect = "postgresql"
+
     def __init__(self, conn: asyncpg.Connection) -> None:
         self._conn = conn
 
@@ -350,8 +406,9 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
     sends ``SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL`` on every
     release, and anonbox takes a pooled connection per statement: that doubled the round
     trips of a request. Nothing anonbox runs on a pooled connection outlives its
-    transaction: locks are ``pg_try_advisory_xact_lock``, settings ``SET LOCAL``, no
-    cursors, and the one ``LISTEN`` has its own connection (notifications.fanout).
+    transaction: locks are transaction-level (``pg_try_advisory_xact_lock``,
+    ``pg_advisory_xact_lock``), settings ``SET LOCAL``, no cursors, and the one ``LISTEN``
+    has its own connection (notifications.fanout).
     """
 
 
@@ -370,17 +427,22 @@ class PostgresDatabase:
         self._queries = 0  # statements and transactions asked of it (metrics)
 
     @classmethod
-    async def open(cls, dsn: str, *, durable: bool = True) -> PostgresDatabase:
+    async def open(
+        cls, dsn: str, *, durable: bool = True, pooled: bool = False, connect_seconds: float = 5
+    ) -> PostgresDatabase:
+        """``pooled``: ``dsn`` is PgBouncer in transaction mode (``core.pooled``); the
+        rest keeps no session state anyway (``_keep_session``; docs/decisions.md)."""
         pool = await asyncpg.create_pool(
             dsn,
             min_size=0,
             max_size=POOL_SIZE,
-            timeout=5,
+            timeout=connect_seconds,
             command_timeout=30,
             # Give idle connections back to the server soon: every worker also holds one
             # LISTEN connection (notifications.fanout), and the server's slots are shared.
             max_inactive_connection_lifetime=10,
             server_settings={} if durable else {"synchronous_commit": "off"},
+            **(pooler_options() if pooled else {}),
             reset=_keep_session,
         )
         return cls(pool)
@@ -414,8 +476,16 @@ class PostgresDatabase:
         async with self._acquire() as conn, conn.transaction():
             yield _PostgresConnection(conn)
 
+    async def checkpoint(self) -> bool:
+        """Nothing anonbox can do: dead tuples go at autovacuum, WAL segments at
+        checkpoints (``docs/decisions.md``, "What erasure leaves behind")."""
+        return True
+
     async def ping(self) -> None:
         await self.fetchrow("SELECT 1")
+
+    def public_reads(self) -> Database:
+        return self
 
     def stats(self) -> Mapping[str, int]:
         size = self._pool.get_size()

@@ -5,7 +5,10 @@ bits, so they sort by creation time in byte order on both databases and serve as
 cursors. Within one process they are strictly increasing: an id made in the same
 millisecond as the previous one (or while the clock steps back) is the previous one
 plus a random step, so "newest first" holds even for messages a millisecond apart.
-Links get short random ids, since they are typed and shared by people.
+Links get short random ids, since they are typed and shared by people: lower-case
+letters and digits without the look-alikes ``0 o 1 l i``, so an id read off a screen or a
+story can be typed back. Ids made before that (10 of ``[0-9a-z]``) stay valid: paths
+accept any ``[A-Za-z0-9_-]{1,64}`` (``core.paths.LinkId``).
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ import threading
 
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 _FROM_BASE32HEX = str.maketrans("0123456789ABCDEFGHIJKLMNOPQRSTUV", _CROCKFORD)
-_LINK_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
-LINK_ID_LENGTH = 10  # 36**10 ~ 3.7e15: not enumerable
+LINK_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"  # 31: no 0 o 1 l i
+# 31**11 ~ 2.5e16 (54.5 bits): not enumerable, and more than the 36**10 ~ 3.7e15
+# (51.7 bits) of the 10 characters of [0-9a-z] that link ids had before.
+LINK_ID_LENGTH = 11
 
 ULID_PATTERN = re.compile(r"^[0-9a-hjkmnp-tv-z]{26}$")
 FIRST_ULID = "0" * 26  # below every id: a cursor from the very beginning
@@ -45,7 +50,7 @@ def new_ulid(epoch_us: int) -> str:
 
 
 def new_link_id() -> str:
-    return "".join(secrets.choice(_LINK_ALPHABET) for _ in range(LINK_ID_LENGTH))
+    return "".join(secrets.choice(LINK_ALPHABET) for _ in range(LINK_ID_LENGTH))
 
 
 def is_ulid(value: str) -> bool:

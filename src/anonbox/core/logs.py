@@ -1,4 +1,9 @@
-"""Logs: one JSON object per line on stderr (or plain text), the same for every logger.
+"""Logs: one JSON object per line on stderr, or plain text, the same for every logger.
+
+Plain text is the default in development (``ANONBOX_ENV=development``, itself the
+default): there a person reads the log at a terminal, the development sign-in mail among
+it, written as it reads. Anywhere else a machine collects the log, so each line is one
+JSON object. ``ANONBOX_LOG_FORMAT`` chooses either way.
 
 The service's own records, uvicorn's and every library's go through one handler. A
 request adds one line of its own (``event: "request"``) naming its id, method, route
@@ -24,7 +29,7 @@ from typing import Any
 
 import msgspec
 
-from anonbox.core.settings import ConfigurationError
+from anonbox.core.settings import DEVELOPMENT, ConfigurationError
 
 LEVELS = ("debug", "info", "warning", "error", "critical")
 FORMATS = ("json", "text")
@@ -46,7 +51,8 @@ class LogSettings:
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> LogSettings:
         env = os.environ if environ is None else environ
-        fmt = env.get("ANONBOX_LOG_FORMAT", "json").strip().lower()
+        development = env.get("ANONBOX_ENV", DEVELOPMENT) == DEVELOPMENT
+        fmt = env.get("ANONBOX_LOG_FORMAT", "text" if development else "json").strip().lower()
         level = env.get("ANONBOX_LOG_LEVEL", "info").strip().lower()
         if fmt not in FORMATS:
             raise ConfigurationError(f"ANONBOX_LOG_FORMAT must be json or text, not {fmt!r}")

@@ -1,5 +1,5 @@
 """What a request body must be: JSON, declared as JSON, present, decodable, and typed
-exactly as the document says."""
+exactly as the document says; and whether the caller would rather read a page."""
 
 from __future__ import annotations
 
@@ -21,6 +21,15 @@ class JSONRequest(Request[Any, Any, Any]):
             raise ValidationFailed(
                 "The request body is not valid JSON", [FieldProblem("body", "invalid_json")]
             ) from exc
+
+
+def prefers_html(request: Request[Any, Any, Any]) -> bool:
+    """Whether ``Accept`` ranks ``text/html`` above ``application/json``: a browser opening
+    an address does; a client sending no ``Accept``, ``*/*`` or ``application/json`` does
+    not. Between equals, the one named first wins."""
+    if not request.headers.get("accept"):
+        return False
+    return request.accept.best_match(["application/json", "text/html"]) == "text/html"
 
 
 async def require_json_body(request: Request[Any, Any, Any]) -> None:

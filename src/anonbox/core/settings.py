@@ -10,6 +10,7 @@ from urllib.parse import unquote, urlsplit
 from anonbox.core.ratelimit import Limit
 
 DEFAULT_DATABASE_URL = "sqlite:///./anonbox.db"
+DEVELOPMENT = "development"  # ANONBOX_ENV's default; any other value is a deployment
 GOOGLE_ISSUER = "https://accounts.google.com"
 # Only for development: anywhere else the service refuses to start without a real secret.
 DEVELOPMENT_SECRET = "anonbox-development-secret-do-not-use-in-production"  # noqa: S105
@@ -25,7 +26,7 @@ class ConfigurationError(ValueError):
 class Settings:
     database_url: str = DEFAULT_DATABASE_URL
     max_body_bytes: int = 16 * 1024
-    environment: str = "development"
+    environment: str = DEVELOPMENT
     google_issuer: str = GOOGLE_ISSUER
     google_client_id: str | None = None
     google_client_secret: str | None = None
@@ -54,6 +55,13 @@ class Settings:
     # how long a delivery is retried before its endpoint is disabled.
     webhook_allow_private: bool = False
     webhook_retry_seconds: float = 5.0
+    # The fediverse (docs/fediverse.md): followable links need ANONBOX_PUBLIC_URL, and
+    # ANONBOX_FEDERATION_OFF=true turns them off for the whole site; private, loopback and
+    # link-local peers (followers, and the instances of sign-in and posted answers) only
+    # when allowed (tests, an intranet); the first retry's wait of a delivery.
+    federation: bool = True
+    federation_allow_private: bool = False
+    federation_retry_seconds: float = 10.0
     webhook_give_up_seconds: int = 26 * 3600
     # E-mail notices: how long the hourly and daily digests gather (shorter in tests), the
     # first retry's wait when the mail server refuses (each next 4 times longer, at most
@@ -79,11 +87,22 @@ class Settings:
     mail_from: str = "anonbox <no-reply@localhost>"
     public_url: str | None = None
     email_signin_ttl_seconds: int = 15 * 60
-    limit_signin_address: Limit = field(default=Limit("signin_address", 15, 3600))
+    # Sign-in mails per address; past it the asking browser is bound to the pending link
+    # (auth.email_signin), never refused. Links must outlive its window.
+    limit_signin_address: Limit = field(default=Limit("signin_address", 1, 300))
     limit_signin_network: Limit = field(default=Limit("signin_network", 30, 3600))
     # Account deletion: days between asking and erasure, during which the account is
     # disabled and its creator may cancel (fractions allowed: tests use seconds' worth).
     account_erase_days: float = 30.0
+    # Growing past one database (docs/decisions.md, "Behind a pooler, beside replicas"):
+    # "transaction" when ANONBOX_DATABASE_URL names PgBouncer in transaction mode (no
+    # session state on its connections); then LISTEN, and the migrations, take the direct
+    # connection named by database_listen_url. Replicas answer public reads while they are
+    # up and no further behind than the bound.
+    database_pooler: str | None = None
+    database_listen_url: str | None = None
+    database_replica_urls: tuple[str, ...] = ()
+    database_replica_max_lag_seconds: float = 5.0
 
     def __post_init__(self) -> None:
         if self.environment != "development" and self.secret_key == DEVELOPMENT_SECRET:
@@ -96,6 +115,13 @@ class Settings:
             raise ConfigurationError(
                 f"ANONBOX_ACCOUNT_ERASE_DAYS must be more than 0 and at most "
                 f"{MAX_ACCOUNT_ERASE_DAYS}, not {self.account_erase_days}"
+            )
+        if self.limit_signin_address.window_seconds > self.email_signin_ttl_seconds:
+            # Past the limit the pending link is what the owner signs in with: it must
+            # still work for as long as no new one is mailed.
+            raise ConfigurationError(
+                "ANONBOX_LIMIT_SIGNIN_ADDRESS's window must not be longer than "
+                "ANONBOX_EMAIL_SIGNIN_TTL_SECONDS"
             )
         if self.smtp_url is not None:
             smtp_settings(self.smtp_url)  # refuse a malformed URL at start, not at first mail
@@ -110,6 +136,7 @@ class Settings:
             raise ConfigurationError(
                 f"ANONBOX_PUBLIC_URL must be an http(s):// URL, not {self.public_url!r}"
             )
+        self._check_database()
         issuer = urlsplit(self.google_issuer)
         if issuer.scheme != "https" and not (
             issuer.scheme == "http" and _is_loopback(issuer.hostname or "")
@@ -119,9 +146,68 @@ class Settings:
                 f"not {self.google_issuer!r}"
             )
 
+    def _check_database(self) -> None:
+        on_postgres = _is_postgres_url(self.database_url)
+        if self.database_pooler not in {None, "transaction"}:
+            raise ConfigurationError(
+                f"ANONBOX_DATABASE_POOLER must be transaction (or unset), "
+                f"not {self.database_pooler!r}"
+            )
+        if self.database_listen_url is not None and not _is_postgres_url(self.database_listen_url):
+            raise ConfigurationError(
+                "ANONBOX_DATABASE_LISTEN_URL must be a postgresql:// URL (the database "
+                "itself, not the pooler)"
+            )
+        for url in self.database_replica_urls:
+            if not _is_postgres_url(url):
+                raise ConfigurationError(
+                    f"ANONBOX_DATABASE_REPLICA_URLS must list postgresql:// URLs, "
+                    f"not {_without_password(url)!r}"
+                )
+        needs_postgres = [
+            name
+            for name, given in (
+                ("ANONBOX_DATABASE_POOLER", self.database_pooler),
+                ("ANONBOX_DATABASE_LISTEN_URL", self.database_listen_url),
+                ("ANONBOX_DATABASE_REPLICA_URLS", self.database_replica_urls),
+            )
+            if given
+        ]
+        if needs_postgres and not on_postgres:
+            raise ConfigurationError(
+                f"{needs_postgres[0]} needs ANONBOX_DATABASE_URL to be a postgresql:// URL"
+            )
+        if self.database_pooler is not None:
+            if self.database_listen_url is None:
+                raise ConfigurationError(
+                    "Set ANONBOX_DATABASE_LISTEN_URL with ANONBOX_DATABASE_POOLER: LISTEN "
+                    "needs a connection of its own, straight to PostgreSQL"
+                )
+            if not self.durable_commits:
+                raise ConfigurationError(
+                    "ANONBOX_DURABLE_COMMITS=false cannot pass a pooler (a session setting): "
+                    "set synchronous_commit on the database instead"
+                )
+        if not 0 < self.database_replica_max_lag_seconds <= 3600:
+            raise ConfigurationError(
+                "ANONBOX_DATABASE_REPLICA_MAX_LAG_SECONDS must be more than 0 and at most "
+                f"3600, not {self.database_replica_max_lag_seconds}"
+            )
+
+    @property
+    def direct_database_url(self) -> str:
+        """The database itself, past any pooler: for LISTEN and the migrations."""
+        return self.database_listen_url or self.database_url
+
+    @property
+    def federates(self) -> bool:
+        """Whether links can be followed from the fediverse: not turned off, and the site
+        knows its own address (actors' ids are addresses under it, for good)."""
+        return self.federation and self.public_url is not None
+
     @property
     def development(self) -> bool:
-        return self.environment == "development"
+        return self.environment == DEVELOPMENT
 
     @property
     def email_signin_enabled(self) -> bool:
@@ -230,6 +316,11 @@ class Settings:
             limit_link=limit("ANONBOX_LIMIT_LINK", defaults.limit_link),
             limit_service=limit("ANONBOX_LIMIT_SERVICE", defaults.limit_service),
             webhook_allow_private=flag("ANONBOX_WEBHOOK_ALLOW_PRIVATE"),
+            federation=not flag("ANONBOX_FEDERATION_OFF"),
+            federation_allow_private=flag("ANONBOX_FEDERATION_ALLOW_PRIVATE"),
+            federation_retry_seconds=seconds(
+                "ANONBOX_FEDERATION_RETRY_SECONDS", defaults.federation_retry_seconds
+            ),
             webhook_retry_seconds=seconds(
                 "ANONBOX_WEBHOOK_RETRY_SECONDS", defaults.webhook_retry_seconds
             ),
@@ -276,6 +367,17 @@ class Settings:
                 "ANONBOX_LIMIT_SIGNIN_NETWORK", defaults.limit_signin_network
             ),
             account_erase_days=seconds("ANONBOX_ACCOUNT_ERASE_DAYS", defaults.account_erase_days),
+            database_pooler=(env.get("ANONBOX_DATABASE_POOLER") or "").lower() or None,
+            database_listen_url=env.get("ANONBOX_DATABASE_LISTEN_URL") or None,
+            database_replica_urls=tuple(
+                part.strip()
+                for part in env.get("ANONBOX_DATABASE_REPLICA_URLS", "").split(",")
+                if part.strip()
+            ),
+            database_replica_max_lag_seconds=seconds(
+                "ANONBOX_DATABASE_REPLICA_MAX_LAG_SECONDS",
+                defaults.database_replica_max_lag_seconds,
+            ),
         )
 
 
@@ -313,6 +415,17 @@ def smtp_settings(url: str) -> SMTPSettings:
         # send the password and every sign-in link in the clear.
         require_starttls=not implicit and not _is_loopback(parts.hostname),
     )
+
+
+def _is_postgres_url(url: str) -> bool:
+    return url.startswith(("postgresql://", "postgres://", "postgresql+asyncpg://"))
+
+
+def _without_password(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return url.replace(f":{parts.password}@", ":…@", 1)
 
 
 def _is_loopback(host: str) -> bool:

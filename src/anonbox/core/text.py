@@ -14,11 +14,21 @@ _CONTROL = re.compile(f"[{_CONTROLS}]")
 # What str.isspace() calls whitespace, but for the controls above (already refused).
 _WHITESPACE = r"\t\n\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 
+
 # The rule of ``normalised_text`` as the API document states it (a JSON Schema ``pattern``,
 # in the syntax ECMA-262 and Python's ``re`` read alike): not only whitespace, and no
 # control character. The service checks it in ``normalised_text``, which also names the
 # problem (``blank``, ``control_character``); tests hold the two to the same answers.
-TEXT_PATTERN = f"^(?![{_WHITESPACE}]*$)[^{_CONTROLS}]*$"
+def text_pattern(blank: str = "") -> str:
+    """``TEXT_PATTERN`` where the characters of the class body ``blank`` (written as
+    ``\\uXXXX`` escapes) count as whitespace too: a field whose service removes them."""
+    return f"^(?![{_WHITESPACE}{blank}]*$)[^{_CONTROLS}]*$"
+
+
+TEXT_PATTERN = text_pattern()
+# The same for a field that may also be left blank (a bio: blank removes it): only the
+# controls are refused.
+NO_CONTROLS_PATTERN = f"^[^{_CONTROLS}]*$"
 
 
 def contains_control_characters(text: str) -> bool:

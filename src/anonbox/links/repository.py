@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from anonbox.core.database import Connection, Row
 from anonbox.core.ids import new_link_id
 
-DEFAULT_PROMPT = "Send me anonymous messages!"
-
-_COLUMNS = "id, prompt, paused, created_at, follow_ups, paused_until, hide_dates, muted"
+_COLUMNS = (
+    "id, prompt, paused, created_at, follow_ups, paused_until, hide_dates, muted,"
+    " crosspost, crosspost_cw, fediverse, senders"
+)
 _LINK = f"SELECT {_COLUMNS} FROM links"  # noqa: S608 - constant columns
 
 
@@ -52,8 +53,16 @@ async def link_holder(conn: Connection, link_id: str) -> Row | None:
     )
 
 
-async def insert_default_link(conn: Connection, *, user_id: str, created_at: int) -> str:
-    return await insert_link(conn, user_id=user_id, prompt=DEFAULT_PROMPT, created_at=created_at)
+async def user_language(conn: Connection, user_id: str) -> str | None:
+    """The language the creator reads (None: not chosen yet, or no such account)."""
+    row = await conn.fetchrow("SELECT language FROM users WHERE id = $1", user_id)
+    return None if row is None else row["language"]
+
+
+async def paused_until(conn: Connection, link_id: str) -> int | None:
+    """When a timed pause of the link ends (None: open, paused open-endedly, or no link)."""
+    row = await conn.fetchrow("SELECT paused_until FROM links WHERE id = $1", link_id)
+    return None if row is None or row["paused_until"] is None else int(row["paused_until"])
 
 
 async def link_owner(conn: Connection, link_id: str) -> str | None:
@@ -78,9 +87,12 @@ async def link_of(conn: Connection, *, link_id: str, user_id: str) -> Row | None
 
 async def public_link(conn: Connection, link_id: str) -> Row | None:
     return await conn.fetchrow(
-        "SELECT l.id, l.prompt, l.paused, l.hide_dates, u.name, u.picture_url,"
+        "SELECT l.id, l.prompt, l.paused, l.hide_dates, l.senders, u.display_name, u.bio,"
+        " u.picture_url,"
+        " u.id AS user_id, a.id AS avatar_id,"
         " EXISTS (SELECT 1 FROM account_deletions d WHERE d.user_id = u.id) AS disabled"
-        " FROM links l JOIN users u ON u.id = l.user_id WHERE l.id = $1",
+        " FROM links l JOIN users u ON u.id = l.user_id"
+        " LEFT JOIN avatars a ON a.user_id = u.id WHERE l.id = $1",
         link_id,
     )
 
@@ -104,9 +116,16 @@ async def update_link(
     paused_until: int | None = None,
     hide_dates: bool | None = None,
     muted: str | None = None,
+    crosspost: str | None = None,
+    crosspost_cw: str | None = None,
+    senders: str | None = None,
+    now: int = 0,
+    fediverse: bool | None = None,
 ) -> Row | None:
     """Set the given settings (None keeps the current value) in one statement. Setting
-    ``paused`` ends a timed pause; ``paused_until`` pauses until then."""
+    ``paused`` ends a timed pause; ``paused_until`` pauses until then. ``crosspost``
+    'off' and ``crosspost_cw`` '' clear theirs; turning ``crosspost`` on from off notes
+    ``now`` (answers written before are not posted)."""
     return await conn.fetchrow(
         "UPDATE links SET prompt = COALESCE($3, prompt),"  # noqa: S608 - constant columns
         " paused = CASE WHEN CAST($6 AS BIGINT) IS NOT NULL THEN TRUE"
@@ -114,7 +133,16 @@ async def update_link(
         " paused_until = CASE WHEN CAST($6 AS BIGINT) IS NOT NULL THEN CAST($6 AS BIGINT)"
         " WHEN CAST($4 AS BOOLEAN) IS NOT NULL THEN NULL ELSE paused_until END,"
         " follow_ups = COALESCE($5, follow_ups), hide_dates = COALESCE($7, hide_dates),"
-        " muted = COALESCE($8, muted)"
+        " muted = COALESCE($8, muted),"
+        " crosspost_since = CASE WHEN CAST($9 AS VARCHAR(16)) IS NULL"
+        " OR CAST($9 AS VARCHAR(16)) = 'off' THEN crosspost_since"
+        " WHEN crosspost IS NULL THEN CAST($11 AS BIGINT) ELSE crosspost_since END,"
+        " crosspost = CASE WHEN CAST($9 AS VARCHAR(16)) IS NULL THEN crosspost"
+        " WHEN CAST($9 AS VARCHAR(16)) = 'off' THEN NULL ELSE CAST($9 AS VARCHAR(16)) END,"
+        " crosspost_cw = CASE WHEN CAST($10 AS VARCHAR(500)) IS NULL THEN crosspost_cw"
+        " WHEN CAST($10 AS VARCHAR(500)) = '' THEN NULL ELSE CAST($10 AS VARCHAR(500)) END,"
+        " fediverse = COALESCE($12, fediverse),"
+        " senders = COALESCE(CAST($13 AS VARCHAR(16)), senders)"
         f" WHERE id = $1 AND user_id = $2 RETURNING {_COLUMNS}",
         link_id,
         user_id,
@@ -124,7 +152,21 @@ async def update_link(
         paused_until,
         hide_dates,
         muted,
+        crosspost,
+        crosspost_cw,
+        now,
+        fediverse,
+        senders,
     )
+
+
+async def has_fediverse_account(conn: Connection, user_id: str) -> bool:
+    """Whether the creator has a connected Mastodon or Misskey account to post answers to."""
+    row = await conn.fetchrow(
+        "SELECT 1 FROM fediverse_accounts WHERE user_id = $1 AND disconnected_at IS NULL LIMIT 1",
+        user_id,
+    )
+    return row is not None
 
 
 async def resume_ended_pauses(conn: Connection, now: int) -> int:
@@ -152,3 +194,14 @@ async def delete_link(conn: Connection, *, link_id: str, user_id: str, now: int)
         "DELETE FROM links WHERE id = $1 AND user_id = $2", link_id, user_id
     )
     return deleted == 1
+
+
+async def posting_target(conn: Connection, link_id: str) -> Row | None:
+    """The link's owner, whether it accepts messages, what happens to a message with a
+    muted word (``muted``: 'filter' or 'drop'), and whether the owner's account is being
+    deleted (``disabled``), and who may send (``senders``: 'anyone' or 'signed_in')."""
+    return await conn.fetchrow(
+        "SELECT l.user_id, l.paused, l.muted, l.senders, EXISTS (SELECT 1 FROM account_deletions d"
+        " WHERE d.user_id = l.user_id) AS disabled FROM links l WHERE l.id = $1",
+        link_id,
+    )

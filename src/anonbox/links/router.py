@@ -8,7 +8,7 @@ from litestar import delete, get, patch, post
 from litestar.params import Body
 
 from anonbox.auth.dependencies import Creator
-from anonbox.core.dependencies import DB
+from anonbox.core.dependencies import DB, AppSettings, PublicDB
 from anonbox.core.envelope import (
     BODY_ERRORS,
     OK,
@@ -18,6 +18,7 @@ from anonbox.core.envelope import (
     envelope,
     error_responses,
 )
+from anonbox.core.ids import LINK_ALPHABET, LINK_ID_LENGTH
 from anonbox.core.paths import LinkId
 from anonbox.links import service
 from anonbox.links.dependencies import OwnedLink
@@ -39,14 +40,17 @@ _CREATOR_ERRORS = (400, 401, 403, 404, 503)
     status_code=201,
     summary="Create another link, with its own prompt",
     description=f"A creator may own up to {service.MAX_LINKS_PER_CREATOR} links; "
-    "send {} for the default prompt.",
+    "send {} for the default prompt, in the language of your account. A new link's id is "
+    f"{LINK_ID_LENGTH} random characters of `{LINK_ALPHABET}` (lower-case letters and "
+    "digits without the look-alikes 0, o, 1, l and i); links made earlier keep their ids.",
     responses=error_responses(400, 401, 403, 409, *BODY_ERRORS, 503),
     tags=_TAGS,
 )
 async def create_link(
     request: AnyRequest, data: LinkIn, db: DB, creator: Creator
 ) -> Envelope[Created, LinkOut]:
-    made = await service.create_link(db, user_id=creator.user_id, prompt=data.prompt)
+    prompt = data.prompt if isinstance(data.prompt, str) else None
+    made = await service.create_link(db, user_id=creator.user_id, prompt=prompt)
     return envelope(request, 201, "Link created", made)
 
 
@@ -81,21 +85,30 @@ async def get_link(
     responses=error_responses(400, 404, 503),
     tags=_TAGS,
 )
-async def get_public_link(request: AnyRequest, link_id: LinkId, db: DB) -> Envelope[OK, PublicLink]:
-    return envelope(request, 200, "Link", await service.public_link(db, link_id=link_id))
+async def get_public_link(
+    request: AnyRequest, link_id: LinkId, public_db: PublicDB
+) -> Envelope[OK, PublicLink]:
+    found = await service.public_link(public_db, link_id=link_id)
+    return envelope(request, 200, "Link", found)
 
 
 @patch(
     "/links/{link_id:str}",
     summary="Change a link's prompt or pause it (creator)",
     description="Send at least one of prompt, paused, pause_for_hours, follow_ups, "
-    "hide_dates, muted; fields left out keep their value. A paused link refuses new messages until "
+    "hide_dates, muted, crosspost, crosspost_cw, senders; fields left out keep their value. "
+    "A paused link refuses new messages until "
     "it is resumed (paused: false), or for pause_for_hours. With follow_ups false, senders' "
     "receipts of this link offer no follow-up. With hide_dates, the public page leaves out "
     "when messages came. muted says what happens to a new message with a muted word: "
     "'filter' (the default) keeps it in the link's filtered folder, 'drop' drops it "
-    "silently.",
-    responses=error_responses(*_CREATOR_ERRORS, *BODY_ERRORS),
+    "silently. crosspost posts each answer you publish to your connected Mastodon or "
+    "Misskey account with that visibility, with crosspost_cw as its content warning. "
+    "With fediverse true, the link is an ActivityPub actor people can follow "
+    "(docs/fediverse.md); 409 federation_unavailable where the site does not federate. "
+    "senders 'signed_in' takes messages only from people signed in to an anonbox account, "
+    "who stay anonymous to you.",
+    responses=error_responses(*_CREATOR_ERRORS, 409, *BODY_ERRORS),
     tags=_TAGS,
 )
 async def update_link(
@@ -104,6 +117,7 @@ async def update_link(
     data: Annotated[LinkPatch, Body(schema_extra=LINK_PATCH_RULES)],
     db: DB,
     creator: Creator,
+    settings: AppSettings,
 ) -> Envelope[OK, LinkOut]:
     updated = await service.update_link(
         db,
@@ -115,6 +129,11 @@ async def update_link(
         pause_for_hours=data.pause_for_hours if isinstance(data.pause_for_hours, int) else None,
         hide_dates=data.hide_dates if isinstance(data.hide_dates, bool) else None,
         muted=data.muted if isinstance(data.muted, str) else None,
+        crosspost=data.crosspost if isinstance(data.crosspost, str) else None,
+        crosspost_cw=data.crosspost_cw if isinstance(data.crosspost_cw, str) else None,
+        senders=data.senders if isinstance(data.senders, str) else None,
+        fediverse=data.fediverse if isinstance(data.fediverse, bool) else None,
+        settings=settings,
     )
     return envelope(request, 200, "Link updated", updated)
 

@@ -9,14 +9,19 @@ from litestar.openapi.spec import Schema
 from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
-from anonbox.core.text import TEXT_PATTERN
-from anonbox.links.repository import DEFAULT_PROMPT
+from anonbox.core.text import NO_CONTROLS_PATTERN, TEXT_PATTERN
 
 MAX_PROMPT_CHARACTERS = 300
 MAX_PAUSE_HOURS = 365 * 24
 
 # What happens to a new message with a muted word: kept in the filtered folder, or dropped.
 MutedMode = Literal["filter", "drop"]
+# Answers posted to the creator's fediverse account: off, or with this visibility.
+Crosspost = Literal["off", "public", "unlisted", "followers"]
+# Who may send to a link: anyone, or only people signed in to an anonbox account (who stay
+# anonymous to the creator: docs/safety.md, "Signed-in senders").
+Senders = Literal["anyone", "signed_in"]
+MAX_CONTENT_WARNING_CHARACTERS = 100
 
 # Bounds are documented here but checked after NFC and trimming, in the service.
 _PROMPT_DOC = KwargDefinition(
@@ -29,7 +34,8 @@ _PROMPT_DOC = KwargDefinition(
 
 
 class LinkIn(msgspec.Struct):
-    prompt: Annotated[str, _PROMPT_DOC] = DEFAULT_PROMPT
+    # Absent: the default prompt in the creator's language (links.prompts).
+    prompt: Annotated[str | msgspec.UnsetType, _PROMPT_DOC] = msgspec.UNSET
 
 
 class LinkPatch(msgspec.Struct):
@@ -67,6 +73,39 @@ class LinkPatch(msgspec.Struct):
             "filtered folder ('filter' for a new link), 'drop' drops it silently"
         ),
     ] = msgspec.UNSET
+    crosspost: Annotated[
+        Crosspost | msgspec.UnsetType,
+        KwargDefinition(
+            description="Each answer you publish is posted to your connected Mastodon or "
+            "Misskey account with this visibility ('public', 'unlisted', 'followers'), or "
+            "not ('off', for a new link). Turning it on needs a connected account "
+            "(409 no_fediverse_account)."
+        ),
+    ] = msgspec.UNSET
+    crosspost_cw: Annotated[
+        str | msgspec.UnsetType,
+        KwargDefinition(
+            max_length=MAX_CONTENT_WARNING_CHARACTERS,
+            pattern=NO_CONTROLS_PATTERN,
+            description="A content warning for the posted answers (0 to 100 characters; "
+            "'' for none)",
+        ),
+    ] = msgspec.UNSET
+    fediverse: Annotated[
+        bool | msgspec.UnsetType,
+        KwargDefinition(
+            description="Whether people can follow the link from the fediverse (Mastodon, "
+            "Misskey…) and see its answers there (false for a new link)"
+        ),
+    ] = msgspec.UNSET
+    senders: Annotated[
+        Senders | msgspec.UnsetType,
+        KwargDefinition(
+            description="Who may send: 'anyone' (for a new link), or 'signed_in': only "
+            "people signed in to an anonbox account (a sign-in access token or an API key; "
+            "401 sign_in_required otherwise), who stay anonymous to you"
+        ),
+    ] = msgspec.UNSET
 
 
 # The rules of a patch across its fields, as the document states them; the service checks
@@ -88,10 +127,19 @@ class LinkOut(msgspec.Struct):
     paused_until: Timestamp | None = None  # a timed pause's end; null when open-ended
     hide_dates: bool = False
     muted: MutedMode = "filter"  # a message with a muted word: the filtered folder, or dropped
+    crosspost: Crosspost = "off"  # answers posted to the creator's fediverse account
+    crosspost_cw: str | None = None  # their content warning
+    fediverse: bool = False  # followable from the fediverse (docs/fediverse.md)
+    senders: Senders = "anyone"  # who may send: anyone, or signed-in people only
 
 
 class LinkList(msgspec.Struct):
     items: list[LinkOut]
+
+
+# What public pages, cards and the API call a creator who has not chosen a name: never
+# anything taken from their e-mail address (pages show it translated).
+NEUTRAL_NAME = "The creator"
 
 
 class PublicLink(msgspec.Struct):
@@ -100,6 +148,12 @@ class PublicLink(msgspec.Struct):
     id: str
     prompt: str
     paused: bool
-    creator_name: str
+    creator_name: str  # the name they chose, else NEUTRAL_NAME
     creator_picture_url: str | None
     hide_dates: bool = False  # the page leaves out when messages came
+    creator_bio: str | None = None
+    creator_named: bool = False  # whether creator_name is one they chose
+    # Their picture on this site: uploaded, else generated (account.avatar); never the
+    # account id or anything of the e-mail.
+    creator_avatar_url: str = "/avatars/neutral.svg"
+    senders: Senders = "anyone"  # 'signed_in': a sender must be signed in to send

@@ -6,15 +6,24 @@ their statements still name the creator, so a link that changed hands is not fou
 
 from __future__ import annotations
 
+import unicodedata
+
+from anonbox.account import avatar
 from anonbox.core.clock import isoformat_us, now_us
-from anonbox.core.database import Database, Row
+from anonbox.core.database import Database, Row, one_at_a_time
 from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
-from anonbox.core.text import normalised_text
+from anonbox.core.i18n import N_
+from anonbox.core.settings import Settings
+from anonbox.core.text import contains_control_characters, normalised_text
+from anonbox.federation import service as federation
 from anonbox.links import repository
 from anonbox.links.availability import NO_LINK, LinkGone, missing_link
+from anonbox.links.prompts import default_prompt
 from anonbox.links.schemas import (
+    MAX_CONTENT_WARNING_CHARACTERS,
     MAX_PAUSE_HOURS,
     MAX_PROMPT_CHARACTERS,
+    NEUTRAL_NAME,
     LinkList,
     LinkOut,
     PublicLink,
@@ -29,6 +38,10 @@ RESUME_SECONDS = 5.0  # how often ended pauses are looked for
 
 class TooManyLinks(Conflict):
     code = "too_many_links"
+
+
+class NoFediverseAccount(Conflict):
+    code = "no_fediverse_account"
 
 
 def normalised_prompt(value: str) -> str:
@@ -47,15 +60,24 @@ def _link_out(row: Row) -> LinkOut:
         paused_until=None if until is None else isoformat_us(until),
         hide_dates=bool(row["hide_dates"]),
         muted="drop" if row["muted"] == "drop" else "filter",
+        crosspost=row["crosspost"] or "off",
+        crosspost_cw=row["crosspost_cw"],
+        fediverse=bool(row["fediverse"]),
+        senders="signed_in" if row["senders"] == "signed_in" else "anyone",
     )
 
 
-async def create_link(db: Database, *, user_id: str, prompt: str) -> LinkOut:
+async def create_link(db: Database, *, user_id: str, prompt: str | None) -> LinkOut:
+    """A new link asking ``prompt``; None: the default prompt in the creator's language
+    (their account's, English until one is known)."""
+    if prompt is None:
+        prompt = default_prompt(await repository.user_language(db, user_id))
     text = normalised_prompt(prompt)
     now = now_us()
-    # On PostgreSQL two concurrent creations may both pass the count: the cap can be
-    # overshot by a link or two, which is harmless; it only bounds the listing.
+    # Counted and added in a transaction that runs alone for this creator, on every
+    # instance: parallel creations would otherwise all count below the cap.
     async with db.transaction() as tx:
+        await one_at_a_time(tx, f"links:{user_id}")
         if await repository.count_links(tx, user_id) >= MAX_LINKS_PER_CREATOR:
             raise TooManyLinks(
                 f"A creator can have at most {MAX_LINKS_PER_CREATOR} links; delete one first"
@@ -85,10 +107,21 @@ async def public_link(db: Database, *, link_id: str) -> PublicLink:
         id=row["id"],
         prompt=row["prompt"],
         paused=bool(row["paused"]),
-        creator_name=row["name"],
+        creator_name=row["display_name"] or NEUTRAL_NAME,
         creator_picture_url=row["picture_url"],
         hide_dates=bool(row["hide_dates"]),
+        creator_bio=row["bio"],
+        creator_named=bool(row["display_name"]),
+        creator_avatar_url=avatar.avatar_ref(
+            user_id=row["user_id"], uploaded=row["avatar_id"], named=bool(row["display_name"])
+        ).url,
+        senders="signed_in" if row["senders"] == "signed_in" else "anyone",
     )
+
+
+async def pause_end(db: Database, *, link_id: str) -> int | None:
+    """When a timed pause of the link ends, in microseconds (None: not a timed pause)."""
+    return await repository.paused_until(db, link_id)
 
 
 async def creator_language(db: Database, *, link_id: str) -> str | None:
@@ -107,18 +140,66 @@ async def update_link(
     pause_for_hours: int | None = None,
     hide_dates: bool | None = None,
     muted: str | None = None,
+    crosspost: str | None = None,
+    crosspost_cw: str | None = None,
+    senders: str | None = None,
+    fediverse: bool | None = None,
+    settings: Settings | None = None,
 ) -> LinkOut:
-    """Change the given settings; None leaves one as it is, and at least one must be given."""
-    given = (prompt, paused, follow_ups, pause_for_hours, hide_dates, muted)
+    """Change the given settings; None leaves one as it is, and at least one must be given.
+    Making the link followable gives it its actor's keys first (``settings``: whether the
+    site federates)."""
+    given = (
+        prompt,
+        paused,
+        follow_ups,
+        pause_for_hours,
+        hide_dates,
+        muted,
+        crosspost,
+        crosspost_cw,
+        fediverse,
+        senders,
+    )
     if all(setting is None for setting in given):
         raise ValidationFailed(
             "Send at least one setting to change: prompt, paused, pause_for_hours, "
-            "follow_ups, hide_dates, muted",
+            "follow_ups, hide_dates, muted, crosspost, crosspost_cw, fediverse, senders",
             [FieldProblem("body", "missing")],
+        )
+    if crosspost is not None and crosspost not in ("off", "public", "unlisted", "followers"):
+        raise ValidationFailed(
+            "crosspost must be 'off', 'public', 'unlisted' or 'followers'",
+            [FieldProblem("crosspost", "invalid")],
+        )
+    if crosspost_cw is not None:
+        whole = unicodedata.normalize("NFC", crosspost_cw)
+        crosspost_cw = whole.strip()
+        if len(crosspost_cw) > MAX_CONTENT_WARNING_CHARACTERS:
+            raise ValidationFailed(
+                f"crosspost_cw must be at most {MAX_CONTENT_WARNING_CHARACTERS} characters",
+                [FieldProblem("crosspost_cw", "too_long")],
+            )
+        # Before trimming too: strip() takes some controls for whitespace.
+        if contains_control_characters(whole):
+            raise ValidationFailed(
+                "crosspost_cw must not contain control characters",
+                [FieldProblem("crosspost_cw", "control_character")],
+            )
+    if crosspost not in (None, "off") and not await repository.has_fediverse_account(db, user_id):
+        raise NoFediverseAccount(
+            N_(
+                "Link a Mastodon or Misskey account on the account page before answers "
+                "are posted to it."
+            )
         )
     if muted is not None and muted not in ("filter", "drop"):
         raise ValidationFailed(
             "muted must be 'filter' or 'drop'", [FieldProblem("muted", "invalid")]
+        )
+    if senders is not None and senders not in ("anyone", "signed_in"):
+        raise ValidationFailed(
+            "senders must be 'anyone' or 'signed_in'", [FieldProblem("senders", "invalid")]
         )
     if pause_for_hours is not None and not 1 <= pause_for_hours <= MAX_PAUSE_HOURS:
         raise ValidationFailed(
@@ -131,6 +212,8 @@ async def update_link(
             [FieldProblem("pause_for_hours", "invalid")],
         )
     text = None if prompt is None else normalised_prompt(prompt)
+    if fediverse:
+        await federation.make_followable(db, settings, link_id=link_id)
     until = None if pause_for_hours is None else now_us() + pause_for_hours * 3600 * _US
     row = await repository.update_link(
         db,
@@ -142,6 +225,11 @@ async def update_link(
         paused_until=until,
         hide_dates=hide_dates,
         muted=muted,
+        crosspost=crosspost,
+        crosspost_cw=crosspost_cw,
+        senders=senders,
+        now=now_us(),
+        fediverse=fediverse,
     )
     if row is None:
         raise NotFound(NO_LINK)

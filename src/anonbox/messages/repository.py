@@ -1,5 +1,6 @@
-"""SQL for messages and replies. Every statement names the whole chain
-link → message → reply, so a row under another link is simply not found."""
+"""SQL for messages and replies (the creator's likes: ``messages.likes.repository``).
+Every statement names the whole chain link → message → reply, so a row under another
+link is simply not found."""
 
 from __future__ import annotations
 
@@ -11,17 +12,6 @@ import msgspec
 from anonbox.core.database import Connection, Database, Row
 from anonbox.notifications.outbox import repository as events
 from anonbox.notifications.outbox.schemas import Kind
-
-
-async def posting_target(conn: Connection, link_id: str) -> Row | None:
-    """The link's owner, whether it accepts messages, what happens to a message with a
-    muted word (``muted``: 'filter' or 'drop'), and whether the owner's account is being
-    deleted (``disabled``)."""
-    return await conn.fetchrow(
-        "SELECT l.user_id, l.paused, l.muted, EXISTS (SELECT 1 FROM account_deletions d"
-        " WHERE d.user_id = l.user_id) AS disabled FROM links l WHERE l.id = $1",
-        link_id,
-    )
 
 
 class NewMessage(NamedTuple):
@@ -87,7 +77,7 @@ _INSERT_MANY = {
 }
 
 
-async def insert_message(conn: Connection, dialect: str, message: Post) -> bool:
+async def insert_message(conn: Connection, message: Post) -> bool:
     """Insert under its link, with its event (in the caller's transaction); False when
     there is no such link (it may just have gone)."""
     if isinstance(message, DroppedMessage):
@@ -110,7 +100,7 @@ async def insert_message(conn: Connection, dialect: str, message: Post) -> bool:
             *message,
         )
         if inserted:
-            await events.record_new_messages(conn, dialect, [message.id], [message.link_id])
+            await events.record_new_messages(conn, [message.id], [message.link_id])
     return inserted == 1
 
 
@@ -155,12 +145,12 @@ _INSERT_FILTERED_MANY = {
 
 
 async def _insert_many(
-    conn: Connection, dialect: str, sql: dict[str, str], rows: Sequence[NamedTuple]
+    conn: Connection, sql: dict[str, str], rows: Sequence[NamedTuple]
 ) -> set[str]:
-    if dialect == "sqlite":
-        found = await conn.fetch(sql[dialect], msgspec.json.encode(rows).decode())
+    if conn.dialect == "sqlite":
+        found = await conn.fetch(sql[conn.dialect], msgspec.json.encode(rows).decode())
     else:
-        found = await conn.fetch(sql[dialect], *(list(c) for c in zip(*rows, strict=True)))
+        found = await conn.fetch(sql[conn.dialect], *(list(c) for c in zip(*rows, strict=True)))
     return {row["id"] for row in found}
 
 
@@ -184,18 +174,18 @@ async def insert_posts(db: Database, posts: Sequence[Post]) -> list[bool]:
     # part of the one insert: see _INSERT_MANY).
     if len(present) == 1 and not (kept and db.dialect == "sqlite"):
         [(sql, rows)] = present
-        inserted = await _insert_many(db, db.dialect, sql, rows)
+        inserted = await _insert_many(db, sql, rows)
     else:
         async with db.transaction() as tx:
-            inserted = await _insert_many(tx, db.dialect, _INSERT_MANY, kept) if kept else set()
+            inserted = await _insert_many(tx, _INSERT_MANY, kept) if kept else set()
             if kept and db.dialect == "sqlite":
                 await events.record_new_messages(
-                    tx, db.dialect, sorted(inserted), [post.link_id for post in kept]
+                    tx, sorted(inserted), [post.link_id for post in kept]
                 )
             if dropped:
-                inserted |= await _insert_many(tx, db.dialect, _INSERT_DROPPED_MANY, dropped)
+                inserted |= await _insert_many(tx, _INSERT_DROPPED_MANY, dropped)
             if filtered:
-                inserted |= await _insert_many(tx, db.dialect, _INSERT_FILTERED_MANY, filtered)
+                inserted |= await _insert_many(tx, _INSERT_FILTERED_MANY, filtered)
     return [post.id in inserted for post in posts]
 
 
@@ -230,15 +220,13 @@ async def remember_idempotent(
     return inserted == 1
 
 
-async def _delete_telling(
-    conn: Connection, dialect: str, *, where: str, args: Sequence[object], now: int
-) -> int:
+async def _delete_telling(conn: Connection, *, where: str, args: Sequence[object], now: int) -> int:
     """Delete the link's messages matching ``where`` (about ``messages``; ``$1`` is the
     link, ``$2``… are ``args[1:]``, and the last parameter is ``now``), each with a
     ``message.deleted`` event, as a single deletion has: an open dashboard drops them and
     webhooks hear of them. How many went."""
     at = f"CAST(${len(args) + 1} AS BIGINT)"
-    if dialect == "postgresql":  # one statement: exactly the rows deleted get events
+    if conn.dialect == "postgresql":  # one statement: exactly the rows deleted get events
         row = await conn.fetchrow(
             f"WITH gone AS (DELETE FROM messages WHERE link_id = $1 AND ({where})"  # noqa: S608
             " RETURNING id),"
@@ -252,7 +240,7 @@ async def _delete_telling(
         )
         deleted = 0 if row is None else int(row["n"])
         if deleted:
-            await events.notify(conn, dialect, [f"link:{args[0]}"])
+            await events.notify(conn, [f"link:{args[0]}"])
         return deleted
     # SQLite has one writer: the events, then the rows, in the caller's transaction.
     await conn.execute(
@@ -269,97 +257,102 @@ async def _delete_telling(
     )
 
 
-async def delete_from_sender(
-    conn: Connection,
-    dialect: str,
-    *,
-    link_id: str,
-    sender_epoch: int,
-    sender_hash: str,
-    now: int,
-) -> int:
-    return await _delete_telling(
-        conn,
-        dialect,
-        where="sender_epoch = $2 AND sender_hash = $3",
-        args=(link_id, sender_epoch, sender_hash),
-        now=now,
-    )
-
-
-async def delete_unanswered(conn: Connection, dialect: str, *, link_id: str, now: int) -> int:
-    return await _delete_telling(conn, dialect, where="reply_count = 0", args=(link_id,), now=now)
+async def delete_unanswered(conn: Connection, *, link_id: str, now: int) -> int:
+    return await _delete_telling(conn, where="reply_count = 0", args=(link_id,), now=now)
 
 
 # For the creator's writes, which check ownership in their own statement and ask why only
 # when they find nothing (``links.availability.require_owner``): true only while the link
-# $2 is the user $3's and in use. Each such statement numbers its parameters to match.
-_LINK_OWNED_BY = (
+# {link} is the user {owner}'s and in use. Each such statement names its own parameters
+# (here $2 and $3; the likes' in ``messages.likes.repository``).
+LINK_OWNED_BY = (
     "EXISTS (SELECT 1 FROM links l WHERE l.id = {link} AND l.user_id = {owner}"
     " AND NOT EXISTS (SELECT 1 FROM account_deletions d WHERE d.user_id = l.user_id))"
 )
-_OWNED = _LINK_OWNED_BY.format(link="$2", owner="$3")
+_OWNED = LINK_OWNED_BY.format(link="$2", owner="$3")
 _COUNT_OWNED_REPLY = (
     "UPDATE messages SET reply_count = reply_count + 1 WHERE id = $1"  # noqa: S608 - constants
     + " AND link_id = $2 AND "
     + _OWNED
 )
-# PostgreSQL writes a reply, counts it and records its event (and its notification, sent
-# on commit) in one statement: one round trip instead of six. The event takes the link id
-# from the row, not from $2: a parameter inserted into events.link_id would be typed
-# varchar(16), and a longer id from the path (any id the document allows, up to 64
-# characters) would fail to bind instead of matching nothing.
-_ADD_REPLY_PG = (
-    "WITH m AS (" + _COUNT_OWNED_REPLY + " RETURNING id, link_id),"  # noqa: S608 - constants
+
+
+class NewReply(NamedTuple):
+    """A creator's reply, as the group commit hands it over (``messages.service.reply``)."""
+
+    message_id: str
+    link_id: str
+    owner_id: str
+    reply_id: str
+    content: str
+    created_at: int
+
+
+# PostgreSQL writes a batch of replies in one statement: counts them on their messages
+# (only where the message is under the link and the link is the owner's and in use), then
+# inserts the replies that were counted, their ``reply.created`` events and one
+# notification per link; it returns the ids of the replies written. The UPDATE takes the
+# row locks, so a message deleted meanwhile counts nothing and gets no reply. The events
+# and replies take the link id from the row, not from the path: a parameter of any length
+# (the document allows ids up to 64 characters) would not fit events.link_id.
+_ADD_REPLIES_PG = (
+    "WITH b AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],"  # noqa: S608
+    " $5::text[], $6::bigint[]) AS b(message_id, link_id, owner_id, reply_id, content,"
+    " created_at)),"
+    " m AS (UPDATE messages SET reply_count = messages.reply_count + c.n"
+    " FROM (SELECT message_id, link_id, owner_id, count(*) AS n FROM b"
+    " GROUP BY message_id, link_id, owner_id) c"
+    " WHERE messages.id = c.message_id AND messages.link_id = c.link_id AND "
+    + LINK_OWNED_BY.format(link="messages.link_id", owner="c.owner_id")
+    + " RETURNING messages.id, messages.link_id, c.owner_id),"  # noqa: S608 - constants
+    " a AS (SELECT b.reply_id, m.id AS message_id, m.link_id, b.owner_id, b.content,"
+    " b.created_at FROM b JOIN m ON m.id = b.message_id AND m.owner_id = b.owner_id),"
     " r AS (INSERT INTO replies (id, message_id, content, created_at)"
-    " SELECT $4, m.id, $5, $6 FROM m),"
+    " SELECT reply_id, message_id, content, created_at FROM a),"
     f" e AS ({events.INSERT_EVENTS}"
-    " SELECT $3, m.link_id, $7, m.id, $4, $6 FROM m)"
-    " SELECT pg_notify($8, 'link:' || m.link_id) FROM m"
+    " SELECT owner_id, link_id, $7, message_id, reply_id, created_at FROM a ORDER BY reply_id)"
+    " SELECT a.reply_id, (SELECT count(pg_notify($8, 'link:' || d.link_id))"
+    " FROM (SELECT DISTINCT link_id FROM a) d) AS notified FROM a"
 )
 
 
-async def add_reply(
-    db: Database,
-    *,
-    link_id: str,
-    owner_id: str,
-    message_id: str,
-    reply_id: str,
-    content: str,
-    created_at: int,
-) -> bool:
-    """Reply to a message of ``owner_id``'s live link, counted on the message, with its
-    event; False when there is no such message (or link, or owner)."""
+async def add_replies(db: Database, replies: Sequence[NewReply]) -> list[bool]:
+    """Write a batch of replies in one transaction (one commit for all of them), each
+    counted on its message, with its event; per reply, whether it was written (False:
+    no such message under the link, or the link is not the owner's or not in use)."""
     if db.dialect == "postgresql":
-        added = await db.fetchrow(
-            _ADD_REPLY_PG,
-            message_id,
-            link_id,
-            owner_id,
-            reply_id,
-            content,
-            created_at,
+        written = await db.fetch(
+            _ADD_REPLIES_PG,
+            *(list(column) for column in zip(*replies, strict=True)),
             Kind.REPLY_CREATED,
             events.NOTIFY_CHANNEL,
         )
-        return added is not None
-    async with db.transaction() as tx:
-        if await tx.execute(_COUNT_OWNED_REPLY, message_id, link_id, owner_id) != 1:
-            return False
-        await insert_reply(
-            tx, reply_id=reply_id, message_id=message_id, content=content, created_at=created_at
-        )
-        await events.record(
-            tx,
-            db.dialect,
-            kind=Kind.REPLY_CREATED,
-            link_id=link_id,
-            message_id=message_id,
-            reply_id=reply_id,
-            created_at=created_at,
-        )
-    return True
+        ids = {row["reply_id"] for row in written}
+        return [reply.reply_id in ids for reply in replies]
+    added: list[bool] = []
+    async with db.transaction() as tx:  # SQLite: the same three statements a reply
+        for reply in replies:
+            counted = await tx.execute(
+                _COUNT_OWNED_REPLY, reply.message_id, reply.link_id, reply.owner_id
+            )
+            if counted == 1:
+                await insert_reply(
+                    tx,
+                    reply_id=reply.reply_id,
+                    message_id=reply.message_id,
+                    content=reply.content,
+                    created_at=reply.created_at,
+                )
+                await events.record(
+                    tx,
+                    kind=Kind.REPLY_CREATED,
+                    link_id=reply.link_id,
+                    message_id=reply.message_id,
+                    reply_id=reply.reply_id,
+                    created_at=reply.created_at,
+                )
+            added.append(counted == 1)
+    return added
 
 
 _REMOVE_OWNED_REPLY = (
@@ -408,72 +401,6 @@ async def insert_reply(
         content,
         created_at,
     )
-
-
-class Toggle(NamedTuple):
-    """One flip of the creator's like on a message, named with its link and the user who
-    says the link is theirs (the statement flips it only if it is, and in use)."""
-
-    message_id: str
-    link_id: str
-    owner_id: str
-
-
-# Many toggles in one statement, as many messages are inserted in one (_INSERT_MANY): each
-# message named once, with how many times it flips; an even count leaves it as it was.
-_TOGGLE_MANY = {
-    "sqlite": (
-        "UPDATE messages SET like_by_creator = like_by_creator <> ((t.value ->> 3) % 2 = 1)"  # noqa: S608 - constants
-        " FROM json_each($1) t"
-        " WHERE messages.id = t.value ->> 0 AND messages.link_id = t.value ->> 1"
-        " AND "
-        + _LINK_OWNED_BY.format(link="messages.link_id", owner="t.value ->> 2")
-        # SQLite's RETURNING cannot name the FROM table: the owner is read back instead.
-        + " RETURNING id, link_id, like_by_creator,"
-        " (SELECT user_id FROM links WHERE links.id = messages.link_id) AS owner_id"
-    ),
-    "postgresql": (
-        "UPDATE messages SET like_by_creator = messages.like_by_creator <> (t.flips % 2 = 1)"  # noqa: S608 - constants
-        " FROM unnest($1::text[], $2::text[], $3::text[], $4::int[])"
-        " AS t(id, link_id, owner_id, flips)"
-        " WHERE messages.id = t.id AND messages.link_id = t.link_id"
-        " AND "
-        + _LINK_OWNED_BY.format(link="messages.link_id", owner="t.owner_id")
-        + " RETURNING messages.id, messages.link_id, messages.like_by_creator, t.owner_id"
-    ),
-}
-
-
-async def toggle_likes(
-    conn: Connection, dialect: str, toggles: Sequence[Toggle]
-) -> list[bool | None]:
-    """Flip each like in the order given, all in one statement (no read-modify-write);
-    for each toggle, the like as it left it, or None when the message is not under that
-    link.
-
-    A message flipped n times ends as it was when n is even. Each toggle's answer is the
-    one it would have had run alone in that order: the k-th flip of a message that ends
-    at ``final`` after n left it at ``final`` flipped n - k more times.
-    """
-    flips: dict[Toggle, int] = {}
-    for toggle in toggles:
-        flips[toggle] = flips.get(toggle, 0) + 1
-    rows = [(*toggle, n) for toggle, n in flips.items()]
-    if dialect == "sqlite":
-        found = await conn.fetch(_TOGGLE_MANY[dialect], msgspec.json.encode(rows).decode())
-    else:
-        found = await conn.fetch(_TOGGLE_MANY[dialect], *(list(c) for c in zip(*rows, strict=True)))
-    final = {
-        Toggle(row["id"], row["link_id"], row["owner_id"]): bool(row["like_by_creator"])
-        for row in found
-    }
-    answers: list[bool | None] = []
-    done: dict[Toggle, int] = {}
-    for toggle in toggles:
-        done[toggle] = k = done.get(toggle, 0) + 1
-        last = final.get(toggle)
-        answers.append(None if last is None else last != ((flips[toggle] - k) % 2 == 1))
-    return answers
 
 
 async def delete_message(conn: Connection, *, link_id: str, message_id: str) -> bool:

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import delete, post, put
-from litestar.di import Provide
-from litestar.params import Parameter
+from litestar.params import HeaderParameter, QueryParameter
 
-from anonbox.auth.dependencies import Creator
+from anonbox.auth.dependencies import Creator, account_asked
 from anonbox.core.client import client_address
 from anonbox.core.dependencies import DB
 from anonbox.core.envelope import (
@@ -20,10 +19,11 @@ from anonbox.core.envelope import (
     envelope,
     error_responses,
 )
+from anonbox.core.errors import NotFound
 from anonbox.core.paths import LinkId, RowId
 from anonbox.links.dependencies import ClaimedLink, OwnedLink
 from anonbox.messages import service
-from anonbox.messages.dependencies import LikeWriterDep, PostingDep, provide_likes, provide_posting
+from anonbox.messages.dependencies import LikeWriterDep, PostingDep, ReplyWriterDep
 from anonbox.messages.filtered.router import empty_filtered, list_filtered, restore_filtered
 from anonbox.messages.inbox.router import list_messages, list_replies
 from anonbox.messages.schemas import (
@@ -36,6 +36,7 @@ from anonbox.messages.schemas import (
 from anonbox.messages.search.router import search_messages
 from anonbox.receipts import service as receipts
 from anonbox.receipts.dependencies import site_of
+from anonbox.receipts.schemas import ReceiptToken
 from anonbox.safety.schemas import BlockOut
 from anonbox.safety.service import block, sender_of
 
@@ -44,21 +45,22 @@ _CREATOR_ERRORS = error_responses(400, 401, 403, 404, 503)
 
 IdempotencyKey = Annotated[
     str | None,
-    Parameter(
-        header="Idempotency-Key",
+    HeaderParameter(
+        name="Idempotency-Key",
         min_length=1,
         max_length=200,
         pattern=r"^[\x21-\x7e]+$",
         description="Any unique string (a UUID): a retried post with the same key and "
-        "text lands once and gets the first answer",
+        "text lands once and gets the first answer's message, without a receipt (a "
+        "receipt is given once, with the first answer)",
     ),
 ]
 
 
 ProofOfWork = Annotated[
     str | None,
-    Parameter(
-        header="X-Altcha",
+    HeaderParameter(
+        name="X-Altcha",
         max_length=2048,
         description="While the link is under a flood, the ALTCHA solution (base64) of "
         "the challenge a 429 `proof_of_work_required` answer carried",
@@ -68,11 +70,12 @@ ProofOfWork = Annotated[
 
 WantsReceipt = Annotated[
     bool,
-    Parameter(
-        query="receipt",
+    QueryParameter(
+        name="receipt",
         description="true: the answer's data also carries `receipt`, a private link (valid "
         f"{receipts.RECEIPT_DAYS} days) where the sender can see whether the creator answered "
-        "and send one follow-up (see /receipts/{token}). Given for every post alike.",
+        "and send one follow-up (see /receipts/{token}). Given for every post alike, "
+        "once: a replay with the same Idempotency-Key gets none.",
     ),
 ]
 
@@ -80,9 +83,14 @@ WantsReceipt = Annotated[
 @post(
     "/message/{link_id:str}",
     status_code=201,
-    dependencies={"posting": Provide(provide_posting, sync_to_thread=False)},
     summary="Send an anonymous message to a link",
-    responses=error_responses(400, 404, 409, *BODY_ERRORS, 429, 503),
+    description="Anyone may send, unless the link takes messages from signed-in senders "
+    "only (its `senders` is `signed_in`): then send a sign-in access token "
+    "(`Authorization: Bearer`) or an API key (`X-API-Key`) of any anonbox account, or get "
+    "401 `sign_in_required`. The sender stays anonymous to the creator: their account is "
+    "never stored with the message nor shown to anyone. On a link for anyone a credential "
+    "is not read.",
+    responses=error_responses(400, 401, 403, 404, 409, *BODY_ERRORS, 429, 503),
     tags=["messages"],
 )
 async def create_message(
@@ -102,6 +110,7 @@ async def create_message(
         idempotency_key=idempotency_key,
         proof=proof,
         receipt_site=site_of(request) if receipt else None,
+        account=account_asked(request, posting.db),
     )
     return envelope(request, 201, "Message sent", message)
 
@@ -114,10 +123,16 @@ async def create_message(
     tags=["messages"],
 )
 async def reply_to_message(
-    request: AnyRequest, claimed: ClaimedLink, message_id: RowId, data: MessageIn, db: DB
+    request: AnyRequest,
+    claimed: ClaimedLink,
+    message_id: RowId,
+    data: MessageIn,
+    db: DB,
+    replies: ReplyWriterDep,
 ) -> Envelope[Created, ReplyOut]:
     reply = await service.reply(
         db,
+        replies,
         link_id=claimed.link_id,
         owner_id=claimed.owner_id,
         message_id=message_id,
@@ -131,7 +146,6 @@ async def reply_to_message(
     summary="Toggle the creator's like on a message (creator)",
     responses=_CREATOR_ERRORS,
     tags=["messages"],
-    dependencies={"likes": Provide(provide_likes, sync_to_thread=False)},
 )
 async def toggle_like(
     request: AnyRequest, claimed: ClaimedLink, message_id: RowId, db: DB, likes: LikeWriterDep
@@ -140,6 +154,43 @@ async def toggle_like(
         db, likes, link_id=claimed.link_id, owner_id=claimed.owner_id, message_id=message_id
     )
     return envelope(request, 200, "Liked" if state.like_by_creator else "Like removed", state)
+
+
+@post(
+    "/receipts/{token:str}/follow-up",
+    status_code=201,
+    summary="Send the one follow-up of a receipt into the same thread",
+    description="A new anonymous message in the creator's inbox, marked as following the "
+    "original (`follow_up_of`), under every rule of a post: rate limits, proof of work "
+    "under a flood (`X-Altcha`), blocks, muted words, pause. One per receipt "
+    "(409 `follow_up_sent`); refused where the creator turned follow-ups off "
+    "(409 `follow_ups_off`).",
+    responses=error_responses(400, 404, 409, *BODY_ERRORS, 429, 503),
+    tags=["receipts"],
+)
+async def send_follow_up(
+    request: AnyRequest,
+    token: ReceiptToken,
+    data: MessageIn,
+    posting: PostingDep,
+    proof: Annotated[
+        str | None,
+        HeaderParameter(
+            name="X-Altcha",
+            max_length=2048,
+            description="While the link is under a flood, the ALTCHA solution of the "
+            "challenge a 429 `proof_of_work_required` answer carried",
+        ),
+    ] = None,
+) -> Envelope[Created, MessageOut]:
+    sent = await service.follow_up(
+        posting,
+        token=token,
+        content=data.message_content,
+        address=client_address(request.scope, posting.trusted_proxies),
+        proof=proof,
+    )
+    return envelope(request, 201, "Follow-up sent", sent)
 
 
 @delete(
@@ -181,9 +232,9 @@ async def delete_message(
     status_code=201,
     summary="Block whoever sent this message from all your links (creator)",
     description="You never learn who it is; later messages from that sender are dropped "
-    "silently, and their unanswered messages waiting in your inboxes (this one included) "
-    "move to the links' filtered folders. The block list shows this message, never the "
-    "sender. With `network=true`, "
+    "silently. Nothing already sent moves, this message included: moving the sender's "
+    "other waiting messages would tell you which ones share a sender. The block list "
+    "shows this message, never the sender. With `network=true`, "
     "the sender's whole network (the IPv4 /24 or IPv6 /48 around them) is blocked: for a "
     "sender who keeps changing addresses.",
     responses={**_CREATOR_ERRORS, **error_responses(409)},
@@ -197,28 +248,21 @@ async def block_sender(
     creator: Creator,
     network: bool = False,
 ) -> Envelope[Created, BlockOut]:
-    async with db.transaction() as tx:  # the block, and the sender's waiting messages moved
+    async with db.transaction() as tx:  # the sender as the message names them, and the block
         target = await sender_of(tx, message_id=message_id, link_id=owned.link_id)
-        blocked = await block(
-            tx, dialect=db.dialect, owner_id=creator.user_id, target=target, network=network
-        )
+        blocked = await block(tx, owner_id=creator.user_id, target=target, network=network)
     return envelope(request, 201, "Network blocked" if network else "Sender blocked", blocked)
 
 
-@delete(
-    "/message/{link_id:str}/{message_id:str}/sender",
-    status_code=200,
-    summary="Delete every message to this link from the sender of this one (creator)",
-    description="Those waiting in the link's filtered folder too; the message named may be "
-    "in the inbox or in the folder. `deleted` counts both.",
-    responses={**_CREATOR_ERRORS, **error_responses(409)},
-    tags=["safety"],
-)
-async def delete_from_sender(
-    request: AnyRequest, owned: OwnedLink, message_id: RowId, db: DB
-) -> Envelope[OK, Deleted]:
-    count = await service.delete_from_sender_of(db, link_id=owned.link_id, message_id=message_id)
-    return envelope(request, 200, f"Deleted {count} messages", Deleted(deleted=count))
+@delete("/message/{link_id:str}/{message_id:str}/sender", status_code=200, include_in_schema=False)
+async def delete_from_sender() -> None:
+    """Withdrawn (issue 32, ``docs/decisions.md``): deleting every message of one sender
+    told the creator which messages shared a sender. Its old address answers 404, as no
+    route would, rather than the 400 of ``DELETE …/{reply_id}`` for a reply id "sender"."""
+    raise NotFound(
+        "Nothing here: deleting every message from one sender was withdrawn (its answer "
+        "would tell which messages share a sender)"
+    )
 
 
 @delete(
@@ -237,6 +281,7 @@ async def delete_unanswered(request: AnyRequest, owned: OwnedLink, db: DB) -> En
 
 ROUTES = [
     create_message,
+    send_follow_up,
     list_filtered,
     restore_filtered,
     empty_filtered,

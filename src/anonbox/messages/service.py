@@ -9,21 +9,23 @@ names the link, so a message of another link is not found.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 import msgspec
 
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
-from anonbox.core.errors import Conflict, NotFound
+from anonbox.core.errors import Conflict, NotFound, Unauthorized
 from anonbox.core.groupcommit import GroupCommit
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import IPNetwork
+from anonbox.links import repository as links_repository
 from anonbox.links.availability import NO_LINK, LinkGone, missing_link, require_owner
 from anonbox.messages import repository
 from anonbox.messages.content import normalised_content
 from anonbox.messages.filtered import repository as filtered_repository
+from anonbox.messages.likes import repository as likes_repository
 from anonbox.messages.schemas import LikeState, MessageOut, ReplyOut
 from anonbox.notifications.outbox import repository as events
 from anonbox.notifications.outbox.schemas import Kind
@@ -32,13 +34,22 @@ from anonbox.receipts.schemas import ReceiptLink
 from anonbox.safety.gate import Admission, Gate
 from anonbox.safety.pace import WritePace
 from anonbox.safety.schemas import IPAddress
-from anonbox.safety.service import sender_of
 
 _NO_MESSAGE = "No message with this id under this link"
 
 
 class LinkPaused(Conflict):
     code = "link_paused"
+
+
+class SignInRequired(Unauthorized):
+    code = "sign_in_required"
+
+
+SIGN_IN_REQUIRED = (
+    "This link takes messages only from people signed in to anonbox: send a sign-in "
+    "access token or an API key (you stay anonymous to the creator)"
+)
 
 
 class IdempotencyKeyReused(Conflict):
@@ -96,36 +107,48 @@ async def create_message(
     idempotency_key: str | None = None,
     proof: str | None = None,
     receipt_site: str | None = None,
+    account: Callable[[], Awaitable[str | None]] | None = None,
 ) -> MessageOut:
     """Store an anonymous message, keep it in the link's filtered folder, or drop it
     silently, as the gate and the link's ``muted`` setting say (see
     ``repository.FilteredMessage`` and ``repository.DroppedMessage``). The one way in for
     every anonymous post: the API's and the send page's, with a receipt or without.
 
-    With an ``idempotency_key``, a retried post lands once and gets the first answer.
+    With an ``idempotency_key``, a retried post lands once and gets the first answer, but
+    never a receipt: the first answer's receipt was given once, and a replay is answered
+    without one (whoever replays cannot be told from the sender; ``docs/decisions.md``).
     ``proof`` is the sender's proof of work, needed while the link is under a flood
     (``safety.flood``). With a ``receipt_site`` (where people reach this service: the
     sender asked for a receipt), the answer carries a receipt (``receipts.service``),
     written once the post is admitted and before it is, stored or dropped alike: if that
     fails, nothing is stored; if the post fails after, a receipt no one was given is left,
     to expire.
+
+    ``account`` tells the signed-in sender's user id (None: not signed in), asked only on
+    a link for signed-in senders: there a post without one is refused (401
+    ``sign_in_required``) before anything is counted or written, and the sender is known
+    to the gate by their account's keyed hash (``safety.senders.identity_of``), never
+    stored as such. On a link for anyone it is not asked: every sender is their network.
     """
     db, gate = posting.db, posting.gate
     text = normalised_content(content)
-    target = await repository.posting_target(db, link_id)
+    target = await links_repository.posting_target(db, link_id)
     if target is None:
         raise await missing_link(db, link_id)
     if target["disabled"]:  # its account is being deleted: nothing is stored, not even a drop
         raise LinkGone()
     if target["paused"]:
         raise LinkPaused("This link is not accepting messages right now")
+    sender_account = None
+    if target["senders"] == "signed_in":
+        sender_account = None if account is None else await account()
+        if sender_account is None:
+            raise SignInRequired(SIGN_IN_REQUIRED)
     request_hash = _request_hash(link_id, text)
     if idempotency_key is not None:
         original = await repository.idempotent_original(db, link_id=link_id, key=idempotency_key)
         if original is not None:
-            return await _with_new_receipt(
-                db, _replayed(original, request_hash, text), link_id, receipt_site
-            )
+            return _replayed(original, request_hash, text)
 
     admission = await gate.admit(
         db,
@@ -134,6 +157,7 @@ async def create_message(
         address=address,
         text=text,
         proof=proof,
+        account=sender_account,
     )
     now = now_us()
     message = MessageOut(id=new_ulid(now), message_content=text, created_at=isoformat_us(now))
@@ -165,22 +189,11 @@ async def create_message(
                 inbox=inbox,
             )
         except _AlreadyPosted:
-            first = await _first_answer(db, link_id, idempotency_key, request_hash, text)
-            return await _with_new_receipt(db, first, link_id, receipt_site)
+            # A replay that raced the first post: its answer, without a receipt (the one
+            # issued above names a message never stored, and is left to expire unread).
+            return await _first_answer(db, link_id, idempotency_key, request_hash, text)
     if not stored:
         raise NotFound(NO_LINK)  # the link was deleted a moment ago
-    return message if receipt is None else msgspec.structs.replace(message, receipt=receipt)
-
-
-async def _with_new_receipt(
-    db: Database, message: MessageOut, link_id: str, receipt_site: str | None
-) -> MessageOut:
-    """The first answer to an Idempotency-Key, replayed: when a receipt is asked for, it
-    gets one with a new token (the first one was presumably lost with that answer), unless
-    that receipt was used."""
-    if receipt_site is None:
-        return message
-    receipt = await _receipt_of(db, message, link_id, receipt_site)
     return message if receipt is None else msgspec.structs.replace(message, receipt=receipt)
 
 
@@ -210,7 +223,7 @@ async def _write_keyed(db: Database, row: repository.Post, *, key: str, request_
             created_at=row.created_at,
         ):
             raise _AlreadyPosted
-        if not await repository.insert_message(tx, db.dialect, row):
+        if not await repository.insert_message(tx, row):
             raise NotFound(NO_LINK)  # rolls the remembered key back too
     return True
 
@@ -301,7 +314,7 @@ async def follow_up(
             await receipts.spend_follow_up(
                 tx, token_hash=row["token_hash"], follow_up_id=message.id, sealed=sealed, now=now
             )
-            if not await repository.insert_message(tx, db.dialect, post):
+            if not await repository.insert_message(tx, post):
                 raise NotFound(NO_LINK)  # the link was deleted a moment ago
             await repository.mark_follow_up(tx, message_id=message.id, original_id=original_id)
 
@@ -311,20 +324,42 @@ async def follow_up(
     return message
 
 
+ReplyWriter = GroupCommit[repository.NewReply, bool]
+
+
+def reply_writer(db: Database) -> ReplyWriter:
+    """The creator's replies are written in groups, as posts and likes are: replies that
+    arrive while one batch commits go together in the next, one commit (one fsync) for
+    all, and each answer still waits for the commit of its reply. One per process, built
+    at start-up (``anonbox.wiring``)."""
+
+    async def write(replies: Sequence[repository.NewReply]) -> list[bool]:
+        return await repository.add_replies(db, replies)
+
+    return GroupCommit(write)
+
+
 async def reply(
-    db: Database, *, link_id: str, owner_id: str, message_id: str, content: str
+    db: Database,
+    replies: ReplyWriter,
+    *,
+    link_id: str,
+    owner_id: str,
+    message_id: str,
+    content: str,
 ) -> ReplyOut:
     text = normalised_content(content)
     now = now_us()
     reply_id = new_ulid(now)
-    if not await repository.add_reply(
-        db,
-        link_id=link_id,
-        owner_id=owner_id,
-        message_id=message_id,
-        reply_id=reply_id,
-        content=text,
-        created_at=now,
+    if not await replies.submit(
+        repository.NewReply(
+            message_id=message_id,
+            link_id=link_id,
+            owner_id=owner_id,
+            reply_id=reply_id,
+            content=text,
+            created_at=now,
+        )
     ):
         await require_owner(db, link_id, owner_id)
         raise NotFound(_NO_MESSAGE)
@@ -336,7 +371,7 @@ async def reply(
     )
 
 
-LikeWriter = GroupCommit[repository.Toggle, bool | None]
+LikeWriter = GroupCommit[likes_repository.Toggle, bool | None]
 
 
 def like_writer(db: Database) -> LikeWriter:
@@ -344,10 +379,10 @@ def like_writer(db: Database) -> LikeWriter:
     one commits go together in the next statement, so one commit (one fsync on SQLite)
     serves them all, and each answer still waits for the commit of its toggle. A like
     on a message many people watch is a hot row; one at a time, every toggle waited for
-    the previous one's commit. One per process (``messages.dependencies.provide_likes``)."""
+    the previous one's commit. One per process, built at start-up (``anonbox.wiring``)."""
 
-    async def write(toggles: Sequence[repository.Toggle]) -> list[bool | None]:
-        return await repository.toggle_likes(db, db.dialect, toggles)
+    async def write(toggles: Sequence[likes_repository.Toggle]) -> list[bool | None]:
+        return await likes_repository.toggle_likes(db, toggles)
 
     return GroupCommit(write)
 
@@ -355,7 +390,7 @@ def like_writer(db: Database) -> LikeWriter:
 async def toggle_like(
     db: Database, likes: LikeWriter, *, link_id: str, owner_id: str, message_id: str
 ) -> LikeState:
-    liked = await likes.submit(repository.Toggle(message_id, link_id, owner_id))
+    liked = await likes.submit(likes_repository.Toggle(message_id, link_id, owner_id))
     if liked is None:
         await require_owner(db, link_id, owner_id)
         raise NotFound(_NO_MESSAGE)
@@ -378,7 +413,6 @@ async def delete_message(db: Database, *, link_id: str, message_id: str) -> None
             raise NotFound(_NO_MESSAGE)
         await events.record(
             tx,
-            db.dialect,
             kind=Kind.MESSAGE_DELETED,
             link_id=link_id,
             message_id=message_id,
@@ -387,29 +421,9 @@ async def delete_message(db: Database, *, link_id: str, message_id: str) -> None
         )
 
 
-async def delete_from_sender_of(db: Database, *, link_id: str, message_id: str) -> int:
-    """Delete every message to this link from the sender of this one (in the same key
-    period: across periods a sender cannot be recognised, by design), those waiting in
-    the link's filtered folder too; ``message_id`` may be in either. How many."""
-    async with db.transaction() as tx:
-        target = await sender_of(tx, message_id=message_id, link_id=link_id)
-        epoch, sender_hash = target.sender_key
-        stored = await repository.delete_from_sender(
-            tx,
-            db.dialect,
-            link_id=link_id,
-            sender_epoch=epoch,
-            sender_hash=sender_hash,
-            now=now_us(),
-        )
-        return stored + await filtered_repository.delete_from_sender(
-            tx, link_id=link_id, sender_epoch=epoch, sender_hash=sender_hash
-        )
-
-
 async def delete_unanswered(db: Database, *, link_id: str) -> int:
     """Delete every unanswered message of the link, the filtered folder's included (a
     message there cannot be answered); how many."""
     async with db.transaction() as tx:
-        stored = await repository.delete_unanswered(tx, db.dialect, link_id=link_id, now=now_us())
+        stored = await repository.delete_unanswered(tx, link_id=link_id, now=now_us())
         return stored + await filtered_repository.empty(tx, link_id=link_id)

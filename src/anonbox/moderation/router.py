@@ -138,8 +138,10 @@ async def delete_message(
     "/admin/messages/{message_id:str}/block-sender",
     status_code=201,
     summary="Block whoever sent this message, on every link (admin)",
-    description="Later messages from that sender to any link are dropped silently. The "
-    "message itself stays; delete it separately if it should go.",
+    description="Later messages from that sender to any link are dropped silently. "
+    "Nothing already sent moves: the message itself and any other waiting message stay "
+    "where they are (moving them would show creators which messages share a sender); "
+    "delete it separately if it should go.",
     responses=error_responses(*_ADMIN_ERRORS, 409),
     tags=_ADMIN_TAGS,
 )

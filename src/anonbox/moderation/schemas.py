@@ -9,7 +9,7 @@ from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
 from anonbox.core.text import TEXT_PATTERN
-from anonbox.safety.schemas import MAX_WORD_CHARACTERS
+from anonbox.safety.schemas import MAX_WORD_CHARACTERS, WORD_PATTERN
 
 MAX_REASON_CHARACTERS = 500
 
@@ -94,7 +94,7 @@ Phrase = Annotated[
     KwargDefinition(
         min_length=1,
         max_length=MAX_WORD_CHARACTERS,
-        pattern=TEXT_PATTERN,
+        pattern=WORD_PATTERN,
         description="1 to 100 characters, not only whitespace; matched as whole words, "
         "whatever the case, accents or width, exactly as a creator's muted words",
     ),

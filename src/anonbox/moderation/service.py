@@ -15,7 +15,7 @@ from __future__ import annotations
 import msgspec
 
 from anonbox.core.clock import isoformat_us, now_us
-from anonbox.core.database import Connection, Database, Row
+from anonbox.core.database import Connection, Database, Row, one_at_a_time
 from anonbox.core.errors import Conflict, NotFound
 from anonbox.core.ids import new_ulid
 from anonbox.core.ratelimit import Limit
@@ -40,8 +40,16 @@ from anonbox.moderation.schemas import (
 from anonbox.notifications.outbox import repository as events
 from anonbox.notifications.outbox.schemas import Kind
 from anonbox.safety.gate import Gate
-from anonbox.safety.schemas import BlockOut, IPAddress, MessageSender, MutedWords
-from anonbox.safety.service import MAX_MUTED_WORDS, block, checked_word, move_muted, sender_of
+from anonbox.safety.matching import Matcher
+from anonbox.safety.schemas import BlockOut, IPAddress, MessageSender
+from anonbox.safety.service import (
+    MAX_MUTED_WORDS,
+    block,
+    checked_word,
+    move_muted,
+    muted_list_changed,
+    sender_of,
+)
 
 # The site's list is held to the size of a creator's.
 MAX_MUTED_PHRASES = MAX_MUTED_WORDS
@@ -129,7 +137,6 @@ async def report_message(
             if counted:  # the creator hears that it was reported, never by whom or why
                 await events.record(
                     tx,
-                    db.dialect,
                     kind=Kind.MESSAGE_REPORTED,
                     link_id=link_id,
                     message_id=message_id,
@@ -233,19 +240,10 @@ async def resolve(db: Database, *, report_id: str, action: Action, admin_id: str
         detail: str = action
         if action == "block_sender":
             target = await _reported_sender(tx, message_id)
-            # The block moves the message, unanswered, out of the inbox, which detaches the
-            # reports about it: close them first (the message is deleted just after).
-            await repository.resolve_all_about(
-                tx,
-                message_id=str(message_id),
-                resolution=action,
-                resolved_by=admin_id,
-                resolved_at=now,
-            )
-            # Before the message goes: its sender is known only through it.
+            # Before the message goes: its sender is known only through it. (The block
+            # moves nothing: the deletion below closes the other reports about it.)
             blocked = await block(
                 tx,
-                dialect=db.dialect,
                 owner_id=None,
                 target=target,
             )
@@ -289,13 +287,11 @@ async def delete_message(db: Database, *, message_id: str, admin_id: str) -> Non
 
 
 async def block_sender(db: Database, *, message_id: str, admin_id: str) -> BlockOut:
-    """Block the sender of any message on every link; the message itself stays (when
-    unanswered, in its link's filtered folder, with the sender's other waiting ones)."""
+    """Block the sender of any message on every link, from their next message on; the
+    message itself and the sender's other waiting ones stay where they are."""
     now = now_us()
     async with db.transaction() as tx:
-        blocked = await block(
-            tx, dialect=db.dialect, owner_id=None, target=await _sender(tx, message_id)
-        )
+        blocked = await block(tx, owner_id=None, target=await _sender(tx, message_id))
         await _audit(
             tx,
             admin_id=admin_id,
@@ -311,7 +307,7 @@ async def block_sender(db: Database, *, message_id: str, admin_id: str) -> Block
 
 
 async def add_muted_phrase(db: Database, *, phrase: str, admin_id: str) -> MutedPhraseOut:
-    """Mute a phrase on every link: checked, folded and limited as a creator's muted word.
+    """Mute a phrase on every link: checked, normalised and limited as a creator's muted word.
     The newest ``safety.service.MOVE_SCAN_LIMIT`` waiting messages of the whole site
     holding it move to their links' filtered folders in the same transaction (older ones
     stay put: a bound on the work of one admin action)."""
@@ -319,6 +315,7 @@ async def add_muted_phrase(db: Database, *, phrase: str, admin_id: str) -> Muted
     now = now_us()
     phrase_id = new_ulid(now)
     async with db.transaction() as tx:
+        await one_at_a_time(tx, "muted_phrases")  # the insert counts them first
         if not await repository.insert_muted_phrase(
             tx,
             phrase_id=phrase_id,
@@ -333,7 +330,8 @@ async def add_muted_phrase(db: Database, *, phrase: str, admin_id: str) -> Muted
                 f"The site has {MAX_MUTED_PHRASES} muted phrases, the most there can be; "
                 "remove some first"
             )
-        await move_muted(tx, db.dialect, owner_id=None, words=MutedWords.of([normalized]), now=now)
+        await muted_list_changed(tx, None)
+        await move_muted(tx, owner_id=None, words=Matcher.of([shown]), now=now)
         await _audit(
             tx,
             admin_id=admin_id,
@@ -362,6 +360,7 @@ async def remove_muted_phrase(db: Database, *, phrase_id: str, admin_id: str) ->
         phrase = await repository.delete_muted_phrase(tx, phrase_id)
         if phrase is None:
             raise NotFound("No muted phrase with this id")
+        await muted_list_changed(tx, None)
         await _audit(
             tx,
             admin_id=admin_id,

@@ -22,9 +22,14 @@ import httpx
 from anonbox.core.database import Database
 from anonbox.core.mail import Mailer
 from anonbox.core.settings import Settings
-from anonbox.notifications.courier import Dispatcher
+from anonbox.notifications.courier import Courier, Dispatcher
+from anonbox.notifications.crosspost.delivery import (
+    CardMaker,
+    CrosspostChannel,
+    CrosspostCourier,
+)
 from anonbox.notifications.email.delivery import EmailCourier, EmailNoticeChannel
-from anonbox.notifications.outbox.relay import BATCH, Relay
+from anonbox.notifications.outbox.relay import BATCH, Channel, Relay
 from anonbox.notifications.push.delivery import PushChannel, PushCourier
 from anonbox.notifications.webhooks.delivery import WebhookChannel, WebhookCourier
 
@@ -34,6 +39,12 @@ POLL_SECONDS = 0.5
 MIN_GAP_SECONDS = 0.05
 PURGE_SECONDS = 60.0
 ATTEMPT_TIMEOUT_SECONDS = 10.0  # a webhook receiver's or push service's answer
+# A channel of a domain above notifications: what records, what delivers, what purges.
+Extra = tuple[Channel, Courier[Any], Callable[[], Awaitable[None]]]
+
+
+async def _no_card(link_id: str, message_id: str) -> bytes | None:
+    return None
 
 
 class NotificationWorker:
@@ -54,16 +65,38 @@ class NotificationWorker:
 
     @classmethod
     def for_service(
-        cls, db: Database, settings: Settings, mailer: Mailer | None, woken: asyncio.Event
+        cls,
+        db: Database,
+        settings: Settings,
+        mailer: Mailer | None,
+        woken: asyncio.Event,
+        card: CardMaker | None = None,
+        more: Callable[[httpx.AsyncClient], Sequence[Extra]] = lambda http: (),
     ) -> NotificationWorker:
-        """Every channel: webhooks, Web Push, and e-mail notices when mail can be sent."""
+        """Every channel: webhooks, Web Push, answers posted to fediverse accounts (with
+        the share card ``card`` draws), and e-mail notices when mail can be sent;
+        ``more``: the channels of domains above notifications (federation), given the
+        worker's HTTP client, each with its courier and its purge."""
         http = httpx.AsyncClient(timeout=ATTEMPT_TIMEOUT_SECONDS)
-        relay = Relay(db, channels=[WebhookChannel(), PushChannel(), EmailNoticeChannel(settings)])
+        extra = list(more(http))
+        relay = Relay(
+            db,
+            channels=[
+                WebhookChannel(),
+                PushChannel(),
+                EmailNoticeChannel(settings),
+                CrosspostChannel(),
+                *(channel for channel, _, _ in extra),
+            ],
+        )
+        crosspost = CrosspostCourier(db, settings, http, card or _no_card)
         dispatchers: list[Dispatcher[Any]] = [
             Dispatcher(WebhookCourier(db, settings, http)),
             Dispatcher(PushCourier(db, settings, http)),
+            Dispatcher(crosspost),
+            *(Dispatcher(courier) for _, courier, _ in extra),
         ]
-        purges = []
+        purges = [crosspost.purge, *(purge for _, _, purge in extra)]
         if mailer is not None:
             email = EmailCourier(db, settings, mailer)
             dispatchers.append(Dispatcher(email))

@@ -7,15 +7,12 @@ from collections.abc import Sequence
 
 from anonbox.core.database import Connection, Row
 
-# A second receipt for the same message (a post replayed with its Idempotency-Key, whose
-# first answer was lost) replaces the first, unless a follow-up went through the first.
+# A message has one receipt, never replaced: a second one for the same message would take
+# the first one's place (a replayed post may come from anyone holding its key and text).
 _ISSUE = (
     "INSERT INTO receipts (token_hash, link_id, message_id, content, created_at, expires_at)"
     " SELECT $1, id, $3, $4, $5, $6 FROM links WHERE id = $2"
-    " ON CONFLICT (message_id) DO UPDATE SET token_hash = excluded.token_hash,"
-    " content = excluded.content, created_at = excluded.created_at,"
-    " expires_at = excluded.expires_at"
-    " WHERE receipts.follow_up_id IS NULL"
+    " ON CONFLICT (message_id) DO NOTHING"
 )
 
 
@@ -29,7 +26,7 @@ async def issue(
     created_at: int,
     expires_at: int,
 ) -> bool:
-    """False when there is no such link, or the message's receipt was already used."""
+    """False when there is no such link, or the message has a receipt already."""
     written = await conn.execute(
         _ISSUE, token_hash, link_id, message_id, content, created_at, expires_at
     )

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import msgspec
+from litestar.params import Parameter
 
 from anonbox.core.envelope import Timestamp
+
+# Any string: a token of the wrong shape is as unknown as a wrong one (404), never a 400.
+ReceiptToken = Annotated[
+    str,
+    Parameter(
+        description="The receipt token the post's answer gave (`receipt.token`): a bearer "
+        "credential, 43 URL-safe characters"
+    ),
+]
 
 
 class ReceiptLink(msgspec.Struct):

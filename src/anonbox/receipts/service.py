@@ -23,8 +23,8 @@ import secrets
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Connection, Database, Row
 from anonbox.core.errors import Conflict, NotFound
+from anonbox.links import repository as links_repository
 from anonbox.links.availability import LinkGone
-from anonbox.messages import repository as messages_repository
 from anonbox.receipts import repository
 from anonbox.receipts.schemas import ReceiptLink, ReceiptOut, ThreadMessage, ThreadReply
 from anonbox.receipts.sealing import Sealed, seal, token_hash, unseal
@@ -57,8 +57,8 @@ async def issue(
 ) -> ReceiptLink | None:
     """Write a new receipt of the message (its text sealed under a new token), as
     ``messages.service.create_message`` asks when the sender wants one; the receipt link
-    for the answer, or None when none was written (no such link, or the message's receipt
-    was already used)."""
+    for the answer, or None when none was written (no such link, or the message has a
+    receipt already: one is never replaced)."""
     token = secrets.token_urlsafe(TOKEN_BYTES)
     now = now_us()
     expires_at = now + RECEIPT_DAYS * _US_PER_DAY
@@ -90,7 +90,7 @@ async def live(db: Database, token: str) -> tuple[Row, Row]:
         or row["expires_at"] <= now_us()
     ):
         raise NotFound(_NO_RECEIPT)
-    link = await messages_repository.posting_target(db, row["link_id"])
+    link = await links_repository.posting_target(db, row["link_id"])
     if link is None:
         raise NotFound(_NO_RECEIPT)  # the link went a moment ago, and its receipts with it
     if link["disabled"]:

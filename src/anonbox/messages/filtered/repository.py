@@ -23,12 +23,12 @@ _COLUMNS = (
 _EVENTS = events.INSERT_MESSAGE_EVENTS
 
 
-async def _move_out(conn: Connection, dialect: str, where: str, args: Sequence[object]) -> int:
+async def _move_out(conn: Connection, where: str, args: Sequence[object]) -> int:
     """Move the unanswered messages matching ``where`` (about ``messages``, with ``$2``…
     for ``args``; ``$1`` is the time) into the folder, each with a ``message.filtered``
     event so that an open dashboard drops it (no channel takes that kind); how many
     moved."""
-    if dialect == "postgresql":
+    if conn.dialect == "postgresql":
         row = await conn.fetchrow(
             f"WITH moved AS (DELETE FROM messages WHERE reply_count = 0 AND ({where})"  # noqa: S608
             f" RETURNING {_COLUMNS}),"
@@ -61,39 +61,17 @@ async def _move_out(conn: Connection, dialect: str, where: str, args: Sequence[o
     )
 
 
-async def move_ids(conn: Connection, dialect: str, *, ids: Sequence[str], now: int) -> int:
+async def move_ids(conn: Connection, *, ids: Sequence[str], now: int) -> int:
     """Move these messages (when still unanswered) into the folder."""
     if not ids:
         return 0
-    if dialect == "sqlite":
+    if conn.dialect == "sqlite":
         return await _move_out(
             conn,
-            dialect,
             "id IN (SELECT value FROM json_each($2))",
             [now, msgspec.json.encode(list(ids)).decode()],
         )
-    return await _move_out(conn, dialect, "id = ANY($2::text[])", [now, list(ids)])
-
-
-async def move_from_sender(
-    conn: Connection,
-    dialect: str,
-    *,
-    owner_id: str | None,
-    sender_epoch: int,
-    sender_hash: str,
-    network: bool,
-    now: int,
-) -> int:
-    """Move the waiting messages of this sender (or network) in the key period
-    ``sender_epoch`` into the folder: on ``owner_id``'s links, or on every link."""
-    column = "sender_network_hash" if network else "sender_hash"
-    where = f"sender_epoch = $2 AND {column} = $3"
-    args: list[object] = [now, sender_epoch, sender_hash]
-    if owner_id is not None:
-        where += " AND link_id IN (SELECT id FROM links WHERE user_id = $4)"
-        args.append(owner_id)
-    return await _move_out(conn, dialect, where, args)
+    return await _move_out(conn, "id = ANY($2::text[])", [now, list(ids)])
 
 
 async def unanswered_batch(
@@ -137,14 +115,14 @@ async def count(conn: Connection, *, link_id: str) -> int:
     return 0 if row is None else int(row["n"])
 
 
-async def restore(conn: Connection, dialect: str, *, link_id: str, message_id: str) -> bool:
+async def restore(conn: Connection, *, link_id: str, message_id: str) -> bool:
     """Move one message from the folder back to the inbox, with its ``message.created``
     event (in the caller's transaction); False when it is not in this link's folder."""
     back = (
         "INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash,"
         " sender_network_hash, follow_up_of)"
     )
-    if dialect == "postgresql":
+    if conn.dialect == "postgresql":
         row = await conn.fetchrow(
             f"WITH r AS (DELETE FROM filtered_messages WHERE id = $1 AND link_id = $2"  # noqa: S608
             f" RETURNING {_COLUMNS}), i AS ({back} SELECT {_COLUMNS} FROM r RETURNING id)"
@@ -164,26 +142,12 @@ async def restore(conn: Connection, dialect: str, *, link_id: str, message_id: s
             "DELETE FROM filtered_messages WHERE id = $1 AND link_id = $2", message_id, link_id
         )
     if moved:
-        await events.record_new_messages(conn, dialect, [message_id], [link_id])
+        await events.record_new_messages(conn, [message_id], [link_id])
     return moved == 1
 
 
 async def empty(conn: Connection, *, link_id: str) -> int:
     return await conn.execute("DELETE FROM filtered_messages WHERE link_id = $1", link_id)
-
-
-async def delete_from_sender(
-    conn: Connection, *, link_id: str, sender_epoch: int, sender_hash: str
-) -> int:
-    """The folder's share of "delete all from this sender" (by the link's index: a
-    folder is small)."""
-    return await conn.execute(
-        "DELETE FROM filtered_messages WHERE link_id = $1 AND sender_epoch = $2"
-        " AND sender_hash = $3",
-        link_id,
-        sender_epoch,
-        sender_hash,
-    )
 
 
 async def purge(conn: Connection, *, filtered_before: int) -> int:

@@ -18,8 +18,8 @@ _CREATOR_ERRORS = error_responses(400, 401, 403, 404, 503)
 @get(
     "/message/{link_id:str}/filtered",
     summary="List a link's filtered folder, newest first (creator)",
-    description="Messages caught by muted words (yours or the site's), and a blocked "
-    "sender's messages that were waiting when the block came. Items and paging are the "
+    description="Messages caught by muted words (yours or the site's); a block moves "
+    "nothing here. Items and paging are the "
     f"inbox's. Kept {filtered.FOLDER_DAYS} days after they were filtered.",
     responses=_CREATOR_ERRORS,
     tags=["messages"],

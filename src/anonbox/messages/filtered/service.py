@@ -1,5 +1,5 @@
-"""The filtered folder: messages caught by muted words (the creator's or the site's), and
-a blocked sender's messages that were waiting when the block came.
+"""The filtered folder: messages caught by muted words (the creator's or the site's). A
+block moves nothing here: it applies to the sender's next messages, which are dropped.
 
 Only the creator sees it (link ownership is settled before these run, by
 ``links.dependencies.owned_link``). From it a message may be restored to the inbox, under
@@ -47,7 +47,7 @@ async def count(db: Database, *, link_id: str) -> int:
 async def restore(db: Database, *, link_id: str, message_id: str) -> None:
     """Back to the inbox, as it came; 404 when it is not in this link's folder."""
     async with db.transaction() as tx:
-        if not await repository.restore(tx, db.dialect, link_id=link_id, message_id=message_id):
+        if not await repository.restore(tx, link_id=link_id, message_id=message_id):
             raise NotFound("No message with this id in this link's filtered folder")
 
 

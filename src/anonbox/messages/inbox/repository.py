@@ -134,6 +134,16 @@ async def dashboard_page(
     return await conn.fetch(sql, *args)
 
 
+async def dashboard_message(conn: Connection, *, link_id: str, message_id: str) -> Row | None:
+    """One message of the link as the dashboard's page per message shows it."""
+    return await conn.fetchrow(
+        "SELECT id, content, created_at, like_by_creator, reply_count, follow_up_of"
+        " FROM messages WHERE id = $1 AND link_id = $2",
+        message_id,
+        link_id,
+    )
+
+
 async def contents_of(conn: Connection, message_ids: list[str]) -> Sequence[Row]:
     """The text of these messages (those no longer in the inbox are absent)."""
     marks = placeholders(1, len(message_ids))

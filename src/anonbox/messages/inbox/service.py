@@ -108,6 +108,16 @@ async def page(
     return Page(messages=await cards(conn, shown, seen), next_cursor=next_cursor, seen_before=seen)
 
 
+async def one(conn: Connection, *, link_id: str, message_id: str) -> Message:
+    """One message of the link with its replies, as its own page shows it; 404 for one
+    that is not (or no longer) in the inbox."""
+    row = await repository.dashboard_message(conn, link_id=link_id, message_id=message_id)
+    if row is None:
+        raise NotFound(_NO_MESSAGE)
+    seen = await repository.seen_mark(conn, link_id)
+    return (await cards(conn, [row], seen))[0]
+
+
 async def cards(conn: Connection, rows: Sequence[Row], seen: str) -> list[Message]:
     """Message rows as the dashboard shows them (the inbox's page and search's), with
     their replies, and the messages the follow-ups among them follow, read in one query

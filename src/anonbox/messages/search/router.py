@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import get
-from litestar.params import Parameter
+from litestar.params import QueryParameter
 
 from anonbox.core.dependencies import DB
 from anonbox.core.envelope import OK, AnyRequest, Envelope, envelope, error_responses
@@ -21,8 +21,8 @@ _CREATOR_ERRORS = error_responses(400, 401, 403, 404, 503)
 
 SearchQuery = Annotated[
     str,
-    Parameter(
-        query="q",
+    QueryParameter(
+        name="q",
         # Documented, not checked here: the service says which rule a query breaks.
         schema_extra={
             "min_length": 1,
@@ -35,7 +35,7 @@ SearchQuery = Annotated[
 ]
 SearchFilter = Annotated[
     InboxFilter,
-    Parameter(query="filter", description="Which of the matching messages: as in the inbox"),
+    QueryParameter(name="filter", description="Which of the matching messages: as in the inbox"),
 ]
 
 

@@ -2,34 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from litestar import get, post, put
-from litestar.datastructures import State
-from litestar.di import Provide
-from litestar.params import Dependency, Parameter
 
 from anonbox.auth.dependencies import Creator
-from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.dependencies import DB, AppSettings, MailerDep
 from anonbox.core.envelope import BODY_ERRORS, OK, AnyRequest, Envelope, envelope, error_responses
-from anonbox.core.mail import Mailer
 from anonbox.notifications.email import service
 from anonbox.notifications.email.delivery import CONFIRM_PATH, UNSUBSCRIBE_PATH
-from anonbox.notifications.email.schemas import EmailNoticesIn, EmailNoticesOut
+from anonbox.notifications.email.schemas import EmailNoticesIn, EmailNoticesOut, Token
 
 _TAGS = ["notifications"]
-Token = Annotated[
-    str,
-    Parameter(
-        min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._=-]+$", description="From the mail"
-    ),
-]
-MailerDep = Annotated[Mailer | None, Dependency(skip_validation=True)]
-
-
-def provide_mailer(state: State) -> Mailer | None:
-    mailer: Mailer | None = state.mailer
-    return mailer
 
 
 @get(
@@ -51,7 +33,6 @@ async def email_notices(
     summary="Choose e-mail notices: immediately, hourly or daily digest, or off",
     description="Notices go to the account's address once it is confirmed: at once if "
     "it was verified by signing in, otherwise after a click on the link this mails.",
-    dependencies={"mailer": Provide(provide_mailer, sync_to_thread=False)},
     responses=error_responses(400, 401, 403, *BODY_ERRORS, 503),
     tags=_TAGS,
 )

@@ -30,12 +30,12 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import asyncpg
 
 from anonbox.core.clock import now_us
-from anonbox.core.database import Database, driver_url
+from anonbox.core.database import Database, Row, driver_url
 from anonbox.notifications.outbox import repository
 
 logger = logging.getLogger("anonbox.notifications")
@@ -56,6 +56,9 @@ class Hub:
         # Monotonic time as of which every notification committed has been published here
         # (PostgreSQL's listener; 0: nothing confirmed).
         self.confirmed_at = 0.0
+        # PostgreSQL's listener: whether it is connected, and how often it lost the connection.
+        self.listening = False
+        self.losses = 0
 
     def tap(self, callback: Callable[[str | None], None]) -> None:
         """Call ``callback`` with every key published, and with None when publications may
@@ -99,11 +102,24 @@ class Hub:
                 woken.set()
 
     def stats(self) -> Mapping[str, int]:
-        return {"subscribed_keys": len(self._waiting)}
+        confirmed = self.confirmed_at
+        confirmed_ms_ago = (time.monotonic() - confirmed) * 1000 if confirmed else -1
+        return {
+            "subscribed_keys": len(self._waiting),
+            "listening": int(self.listening),
+            "listener_losses": self.losses,
+            "confirmed_ms_ago": int(confirmed_ms_ago),
+        }
+
+
+LISTENER_NAME = "anonbox listener"
 
 
 class ListenerFeed:
     """PostgreSQL: one LISTEN connection per process, kept open, feeding the hub."""
+
+    # Its echoes set ``Hub.confirmed_at``: what it has heard is all that was committed.
+    confirms = True
 
     def __init__(self, database_url: str, hub: Hub) -> None:
         self._dsn = driver_url(database_url)[1]
@@ -115,12 +131,21 @@ class ListenerFeed:
         first = True
         while True:
             try:
-                conn = await asyncpg.connect(self._dsn, timeout=5)
+                # Straight to PostgreSQL (ANONBOX_DATABASE_LISTEN_URL past a pooler), and
+                # named, so that an operator tells it from the pooled ones.
+                conn = await asyncpg.connect(
+                    self._dsn, timeout=5, server_settings={"application_name": LISTENER_NAME}
+                )
             except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
                 logger.warning("live updates: cannot listen (%s); retrying", type(exc).__name__)
                 await asyncio.sleep(RECONNECT_SECONDS)
                 continue
+            except Exception:  # whatever the driver raises, this process must listen again
+                logger.exception("live updates: cannot listen; retrying")
+                await asyncio.sleep(RECONNECT_SECONDS)
+                continue
             lost = asyncio.Event()
+            self._hub.listening = True
             try:
                 conn.add_termination_listener(lambda _conn, lost=lost: lost.set())
                 await conn.add_listener(repository.NOTIFY_CHANNEL, self._received)
@@ -134,7 +159,12 @@ class ListenerFeed:
             # InterfaceError: an echo sent on a connection that just closed.
             except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
                 logger.warning("live updates: listening failed (%s)", type(exc).__name__)
+            except Exception:  # never end the feed: a process that stops listening for good
+                # would go on refusing every remembered credential and waking no stream
+                logger.exception("live updates: listening failed")
             finally:
+                self._hub.listening = False
+                self._hub.losses += 1
                 with contextlib.suppress(Exception):
                     await conn.close(timeout=1)
             await asyncio.sleep(RECONNECT_SECONDS)
@@ -156,7 +186,10 @@ class ListenerFeed:
 
 
 class TailFeed:
-    """SQLite: tail the outbox and the signed-out sessions, feeding the hub."""
+    """SQLite: tail the outbox, the signed-out sessions and the stream overlays, feeding
+    the hub."""
+
+    confirms = False  # ``Hub.confirmed_at`` stays 0: nothing is confirmed
 
     def __init__(self, db: Database, hub: Hub) -> None:
         self._db = db
@@ -165,6 +198,12 @@ class TailFeed:
     async def run(self) -> None:
         seq = await repository.last_seq(self._db)
         since = now_us()
+        # Overlays are followed by the newest change seen, not by the clock when we looked:
+        # a change's time is taken inside its write transaction, and SQLite's one writer
+        # commits them in that order, so one committed after a look is never older than
+        # what that look saw. (By the clock, a look between a change's time and its
+        # commit moved past it, and the change was never heard.)
+        overlays_seen = (since, frozenset[str]())  # the newest time, and who changed then
         while True:
             await asyncio.sleep(TAIL_SECONDS)
             try:
@@ -174,12 +213,32 @@ class TailFeed:
                     self._hub.publish(f"link:{row['link_id']}")
                 for row in await repository.sessions_ended_since(self._db, since):
                     self._hub.publish(f"session:{row['id']}")
+                overlays_seen = self._overlays(
+                    await repository.overlays_changed_since(self._db, overlays_seen[0]),
+                    overlays_seen,
+                )
                 since = looked
             except Exception:  # the database is away a moment: look again next time
                 logger.warning("live updates: tailing the outbox failed", exc_info=True)
 
+    def _overlays(
+        self, rows: Sequence[Row], seen: tuple[int, frozenset[str]]
+    ) -> tuple[int, frozenset[str]]:
+        """Publish the overlays changed since the newest change seen (``rows``: at that
+        time or later, oldest first), but not one already published for that very time."""
+        newest, at_newest = seen
+        for row in rows:
+            changed_at, user_id = int(row["updated_at"]), str(row["user_id"])
+            if changed_at == newest and user_id in at_newest:
+                continue
+            self._hub.publish(f"stream:{user_id}")
+            if changed_at > newest:
+                newest, at_newest = changed_at, frozenset()
+            at_newest = at_newest | {user_id}
+        return newest, at_newest
+
 
 def feed_for(db: Database, database_url: str, hub: Hub) -> ListenerFeed | TailFeed:
-    if db.dialect == "postgresql":
+    if repository.notifies(db):
         return ListenerFeed(database_url, hub)
     return TailFeed(db, hub)

@@ -49,7 +49,7 @@ class Relay:
         if not await repository.any_pending(self._db):  # a read: no write lock for nothing
             return 0
         async with self._db.transaction() as tx:
-            if self._db.dialect == "postgresql" and not await repository.take_turn(tx, _RELAY_LOCK):
+            if not await repository.take_turn(tx, _RELAY_LOCK):
                 return 0
             rows = await repository.pending(tx, BATCH)
             if not rows:
@@ -57,7 +57,7 @@ class Relay:
             events = [Event(**dict(row)) for row in rows]
             for channel in self._channels:
                 await channel.accept(tx, events)
-            await repository.mark_handed(tx, self._db.dialect, [e.seq for e in events], now_us())
+            await repository.mark_handed(tx, [e.seq for e in events], now_us())
         self.handed += len(events)
         return len(events)
 

@@ -62,22 +62,22 @@ _FROM_MESSAGES = {
 
 
 async def record_new_messages(
-    conn: Connection, dialect: str, message_ids: Sequence[str], link_ids: Sequence[str]
+    conn: Connection, message_ids: Sequence[str], link_ids: Sequence[str]
 ) -> None:
     """One ``message.created`` event per stored message (in the messages' transaction),
     and on PostgreSQL a notification per link, delivered when that transaction commits."""
     if not message_ids:
         return
-    if dialect == "sqlite":  # the ids travel as one JSON parameter, as the messages did
-        await conn.execute(_FROM_MESSAGES[dialect], msgspec.json.encode(list(message_ids)).decode())
+    sql = _FROM_MESSAGES[conn.dialect]
+    if conn.dialect == "sqlite":  # the ids travel as one JSON parameter, as the messages did
+        await conn.execute(sql, msgspec.json.encode(list(message_ids)).decode())
     else:
-        await conn.execute(_FROM_MESSAGES[dialect], list(message_ids))
-        await notify(conn, dialect, [f"link:{link_id}" for link_id in sorted(set(link_ids))])
+        await conn.execute(sql, list(message_ids))
+        await notify(conn, [f"link:{link_id}" for link_id in sorted(set(link_ids))])
 
 
 async def record(
     conn: Connection,
-    dialect: str,
     *,
     kind: Kind,
     link_id: str,
@@ -94,12 +94,19 @@ async def record(
         reply_id,
         created_at,
     )
-    await notify(conn, dialect, [f"link:{link_id}"])
+    await notify(conn, [f"link:{link_id}"])
 
 
-async def notify(conn: Connection, dialect: str, keys: Sequence[str]) -> None:
+def notifies(conn: Connection) -> bool:
+    """Whether the database itself tells every instance of what ``notify`` names
+    (PostgreSQL's NOTIFY, which a process LISTENs to); elsewhere each process tails the
+    outbox (``fanout.TailFeed``)."""
+    return conn.dialect == "postgresql"
+
+
+async def notify(conn: Connection, keys: Sequence[str]) -> None:
     """Wake the live fan-out of every instance (PostgreSQL; on commit of the transaction)."""
-    if dialect == "postgresql" and keys:
+    if notifies(conn) and keys:
         await conn.execute(
             "SELECT pg_notify($1, key) FROM unnest($2::text[]) AS key", NOTIFY_CHANNEL, list(keys)
         )
@@ -109,8 +116,11 @@ async def notify(conn: Connection, dialect: str, keys: Sequence[str]) -> None:
 
 
 async def take_turn(conn: Connection, lock: int) -> bool:
-    """PostgreSQL: whether this transaction takes the relays' advisory lock (held until it
-    ends), or another instance's relay has it."""
+    """Whether this transaction has the relays' turn. PostgreSQL: whether it takes their
+    advisory lock (held until it ends), or another instance's relay has it; SQLite: always,
+    its single writer already takes turns."""
+    if conn.dialect != "postgresql":
+        return True
     turn = await conn.fetchrow("SELECT pg_try_advisory_xact_lock($1) AS ok", lock)
     return turn is not None and bool(turn["ok"])
 
@@ -128,9 +138,9 @@ async def pending(conn: Connection, limit: int) -> Sequence[Row]:
     )
 
 
-async def mark_handed(conn: Connection, dialect: str, seqs: Sequence[int], at: int) -> None:
+async def mark_handed(conn: Connection, seqs: Sequence[int], at: int) -> None:
     """Exactly these events (one committed meanwhile with a lower seq waits its turn)."""
-    if dialect == "sqlite":
+    if conn.dialect == "sqlite":
         sql = "UPDATE events SET handed_at = $1 WHERE seq IN (SELECT value FROM json_each($2))"
         await conn.execute(sql, at, msgspec.json.encode(list(seqs)).decode())
     else:
@@ -203,6 +213,17 @@ async def removals_since(
 
 async def sessions_ended_since(conn: Connection, since: int) -> Sequence[Row]:
     return await conn.fetch("SELECT id FROM sessions WHERE revoked_at >= $1", since)
+
+
+async def overlays_changed_since(conn: Connection, since: int) -> Sequence[Row]:
+    """Stream overlays changed at ``since`` or later (their creator, and when), oldest
+    first, for a process tailing the database (SQLite): elsewhere the change is a
+    notification (``stream.service``)."""
+    return await conn.fetch(
+        "SELECT user_id, updated_at FROM stream_overlays WHERE updated_at >= $1"
+        " ORDER BY updated_at",
+        since,
+    )
 
 
 # --- what an event names, for the channels ------------------------------------------------

@@ -14,21 +14,20 @@ message.created     messages: a post stored                     webhooks, push, 
                     from the filtered folder
                     (``filtered_repository.restore``)
 reply.created       messages: the creator's reply               webhooks, the live
-                    (``repository.add_reply``; one statement    dashboard
-                    with the reply on PostgreSQL)
+                    (``repository.add_replies``; one statement  dashboard
+                    with the replies on PostgreSQL)
 message.deleted     messages: the creator deletes a message     webhooks, the live
-                    (``service.delete_message``), or all from   dashboard (``removed``)
-                    a sender, or all unanswered
-                    (``repository.delete_from_sender``,
-                    ``delete_unanswered``; one statement with
-                    the deletion on PostgreSQL)
+                    (``service.delete_message``), or all        dashboard (``removed``)
+                    unanswered
+                    (``repository.delete_unanswered``; one
+                    statement with the deletion on PostgreSQL)
 message.reported    moderation: someone reported one of the     webhooks, the live
                     creator's messages (``service``'s report)   dashboard
 message.filtered    messages: a waiting message moved to its    the live dashboard only
-                    link's filtered folder by a muted word or   (``removed``)
-                    a block added later (safety, through
-                    ``filtered_repository.move_ids``,
-                    ``move_from_sender``)
+                    link's filtered folder by a muted word      (``removed``)
+                    added later (safety, through
+                    ``filtered_repository.move_ids``; a block
+                    moves nothing)
 ==================  ==========================================  =========================
 
 Besides: ``account`` erases an account's events with the rest of it
@@ -51,8 +50,9 @@ class Kind(enum.StrEnum):
     REPLY_CREATED = "reply.created"
     MESSAGE_DELETED = "message.deleted"
     MESSAGE_REPORTED = "message.reported"  # someone reported one of the creator's messages
-    # A waiting message moved to its link's filtered folder by a muted word or a block added
-    # later. For the live dashboard only: no channel takes it (not in ``EVENT_KINDS``).
+    # A waiting message moved to its link's filtered folder by a muted word added later (a
+    # block moves nothing). For the live dashboard only: no channel takes it (not in
+    # ``EVENT_KINDS``).
     MESSAGE_FILTERED = "message.filtered"
 
 

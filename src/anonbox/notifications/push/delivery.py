@@ -33,7 +33,7 @@ from pywebpush import WebPusher  # type: ignore[import-untyped]
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import Connection, Database, Row
-from anonbox.core.errors import FieldProblem, ValidationFailed
+from anonbox.core.errors import FieldProblem, Forbidden, ValidationFailed
 from anonbox.core.i18n import N_, _, use_locale
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
@@ -43,7 +43,10 @@ from anonbox.notifications.destinations import (
     MAX_STORED_URL_CHARACTERS,
     MAX_URL_CHARACTERS,
     PUSH_ENDPOINT,
+    Malformed,
+    Refused,
     Undeliverable,
+    destination,
     pinned_target,
     well_formed,
 )
@@ -68,11 +71,18 @@ def check_endpoint(endpoint: str, *, allow_local: bool, stored: bool = False) ->
     checked again before a push, under the length stored endpoints were allowed."""
     longest = MAX_STORED_URL_CHARACTERS if stored else MAX_URL_CHARACTERS
     pattern = LOCAL_PUSH_ENDPOINT if allow_local else PUSH_ENDPOINT
+    problem = None
     if not well_formed(endpoint, pattern, longest=longest):
-        raise ValidationFailed(
-            "The subscription's endpoint must be an https:// URL",
-            [FieldProblem("endpoint", "invalid")],
-        )
+        problem = "The subscription's endpoint must be an https:// URL"
+    else:
+        try:  # the check each push makes again (``pinned_target``)
+            destination(endpoint, allow_private=allow_local)
+        except Malformed as exc:
+            problem = f"The subscription's endpoint is not a URL anything reaches: {exc}"
+        except Refused as exc:
+            raise Forbidden(f"The subscription's endpoint may not point to {exc.why}") from exc
+    if problem is not None:
+        raise ValidationFailed(problem, [FieldProblem("endpoint", "invalid")])
 
 
 def _b64url(raw: bytes) -> str:
@@ -237,8 +247,11 @@ class PushCourier(DeliveryRows):
         try:
             check_endpoint(endpoint, allow_local=allow_local, stored=True)
             target = await pinned_target(endpoint, allow_private=allow_local)
-        except (Undeliverable, ValidationFailed) as exc:
+        except (Undeliverable, ValidationFailed, Forbidden) as exc:
             return None, None, str(exc)
+        except Exception as exc:  # never a claim left to run out, again and again
+            logger.warning("push: a destination could not be checked (%s)", exc.__class__)
+            return None, None, "The destination could not be checked"
         body = encrypted(
             str(delivery["payload"]),
             endpoint=endpoint,

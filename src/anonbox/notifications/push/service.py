@@ -6,7 +6,7 @@ import base64
 import binascii
 
 from anonbox.core.clock import isoformat_us, now_us
-from anonbox.core.database import Database, Row
+from anonbox.core.database import Database, Row, one_at_a_time
 from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from anonbox.core.ids import new_ulid
 from anonbox.notifications.push import repository
@@ -63,21 +63,29 @@ async def subscribe(
     """Store a device's subscription; the same endpoint again updates it."""
     check_endpoint(subscription.endpoint, allow_local=allow_local)
     _check_keys(subscription.keys.p256dh, subscription.keys.auth)
-    known = await repository.subscription_at(db, endpoint=subscription.endpoint, user_id=user_id)
-    if known is None and len(await repository.subscriptions_of(db, user_id)) >= MAX_DEVICES:
-        raise Conflict(f"At most {MAX_DEVICES} devices; remove one first")
     now = now_us()
-    await repository.upsert_subscription(
-        db,
-        subscription_id=new_ulid(now),
-        user_id=user_id,
-        endpoint=subscription.endpoint,
-        p256dh=subscription.keys.p256dh,
-        auth=subscription.keys.auth,
-        preview=subscription.preview,
-        created_at=now,
-    )
-    stored = await repository.subscription_at(db, endpoint=subscription.endpoint, user_id=user_id)
+    # Counted and stored in one transaction that runs alone for this creator: a burst of
+    # parallel subscriptions would otherwise all count below the cap.
+    async with db.transaction() as tx:
+        await one_at_a_time(tx, f"push:{user_id}")
+        known = await repository.subscription_at(
+            tx, endpoint=subscription.endpoint, user_id=user_id
+        )
+        if known is None and len(await repository.subscriptions_of(tx, user_id)) >= MAX_DEVICES:
+            raise Conflict(f"At most {MAX_DEVICES} devices; remove one first")
+        await repository.upsert_subscription(
+            tx,
+            subscription_id=new_ulid(now),
+            user_id=user_id,
+            endpoint=subscription.endpoint,
+            p256dh=subscription.keys.p256dh,
+            auth=subscription.keys.auth,
+            preview=subscription.preview,
+            created_at=now,
+        )
+        stored = await repository.subscription_at(
+            tx, endpoint=subscription.endpoint, user_id=user_id
+        )
     assert stored is not None
     return _out(stored)
 

@@ -14,9 +14,12 @@ attempted. A failed attempt (no answer within 10 s, or not a 2xx) is retried aft
 disabled, which its creator sees on the API and the dashboard. Attempts are made by the
 shared ``courier.Dispatcher``: a slow or dead receiver holds up only its own creator.
 
-Destinations are resolved, checked and pinned on every attempt (``destinations``):
-loopback, private, link-local and other special ranges are refused unless
-``ANONBOX_WEBHOOK_ALLOW_PRIVATE`` is set.
+Destinations are checked when an endpoint is added and again, resolved and pinned, on
+every attempt, by the same check (``destinations.destination``): loopback, private,
+link-local and other special ranges are refused unless ``ANONBOX_WEBHOOK_ALLOW_PRIVATE``
+is set, multicast and reserved ones always. A destination found undeliverable at an
+attempt (a name that no longer resolves, or resolves only to refused addresses) is a
+failed attempt like a refusing receiver: retried, then given up.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from urllib.parse import urlsplit
 
 import httpx
 import msgspec
@@ -39,8 +41,10 @@ from anonbox.notifications.courier import DeliveryRows, Outcome, backoff_seconds
 from anonbox.notifications.destinations import (
     MAX_URL_CHARACTERS,
     WEBHOOK_URL,
+    Malformed,
+    Refused,
     Undeliverable,
-    literal_address,
+    destination,
     pinned_target,
     well_formed,
 )
@@ -55,23 +59,25 @@ MAX_WAIT_SECONDS = 4 * 3600
 
 
 def check_url(url: str, *, allow_private: bool) -> None:
-    """Refuse what is not an http(s) URL to a host (400), or names a private address
-    outright (403: well formed, but not a destination this server may be sent to)."""
+    """Refuse what is not an http(s) URL anything can be delivered to (400), or points to
+    an address or name this server does not send to (403: well formed, but not a
+    destination this server may be sent to). The check each attempt makes again
+    (``destinations.destination``), so nothing is taken that is then never delivered."""
+    problem = None
     if not well_formed(url, WEBHOOK_URL):
-        raise ValidationFailed(
+        problem = (
             f"The webhook URL must be an http:// or https:// URL of at most "
-            f"{MAX_URL_CHARACTERS} characters, with no spaces or characters outside ASCII",
-            [FieldProblem("url", "invalid")],
+            f"{MAX_URL_CHARACTERS} characters, with no spaces or characters outside ASCII"
         )
-    host = urlsplit(url).hostname or ""
-    if not allow_private:
-        literal = literal_address(host)
-        if (
-            host == "localhost"
-            or host.endswith(".localhost")
-            or (literal is not None and not literal.is_global)
-        ):
-            raise Forbidden("The webhook URL may not point to a private or local address")
+    else:
+        try:
+            destination(url, allow_private=allow_private)
+        except Malformed as exc:
+            problem = f"The webhook URL is not one anything can be delivered to: {exc}"
+        except Refused as exc:
+            raise Forbidden(f"The webhook URL may not point to {exc.why}") from exc
+    if problem is not None:
+        raise ValidationFailed(problem, [FieldProblem("url", "invalid")])
 
 
 def _payload(event: Event, texts: dict[str, str]) -> dict[str, object]:
@@ -100,25 +106,20 @@ class WebhookChannel:
             [e.message_id for e in events if e.kind == Kind.MESSAGE_CREATED],
             [e.reply_id for e in events if e.reply_id is not None],
         )
+        # Each creator's endpoints with the kinds they take, sorted out once per batch:
+        # this runs for every event of every creator with webhooks.
+        subscribed: dict[str, list[tuple[str, frozenset[str]]]] = {}
+        for endpoint in endpoints:
+            kinds = frozenset(endpoint["events"].split(","))
+            subscribed.setdefault(endpoint["user_id"], []).append((endpoint["id"], kinds))
         now = now_us()
-        rows = []
+        rows: list[repository.NewDelivery] = []
         for event in events:
             body: str | None = None
-            for endpoint in endpoints:
-                if endpoint["user_id"] != event.user_id:
-                    continue
-                if event.kind not in endpoint["events"].split(","):
-                    continue
-                body = body or msgspec.json.encode(_payload(event, texts)).decode()
-                rows.append(
-                    repository.delivery_row(
-                        delivery_id=new_ulid(now),
-                        endpoint_id=endpoint["id"],
-                        kind=event.kind,
-                        payload=body,
-                        at=now,
-                    )
-                )
+            for endpoint_id, kinds in subscribed.get(event.user_id, ()):
+                if event.kind in kinds:
+                    body = body or msgspec.json.encode(_payload(event, texts)).decode()
+                    rows.append((new_ulid(now), endpoint_id, event.kind, body, now))
         await repository.insert_deliveries(conn, rows)
 
 
@@ -184,8 +185,11 @@ class WebhookCourier(DeliveryRows):
             target = await pinned_target(
                 str(delivery["url"]), allow_private=self._settings.webhook_allow_private
             )
-        except Undeliverable as exc:
+        except Undeliverable as exc:  # a failed attempt, retried as any other
             return None, str(exc)
+        except Exception as exc:  # never a claim left to run out, again and again
+            logger.warning("webhooks: a destination could not be checked (%s)", exc.__class__)
+            return None, "The destination could not be checked"
         delivery_id = str(delivery["id"])
         sent_at = datetime.now(UTC)
         headers = {

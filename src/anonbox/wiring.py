@@ -1,0 +1,224 @@
+"""Every long-lived object of a process, built once at start-up and handed to handlers.
+
+``main.py`` opens :func:`started` in the app's lifespan and registers
+:data:`DEPENDENCIES` app-wide: a handler that names one of them (``db: DB``,
+``gate: GateDep``, ``posting: PostingDep``...) is given the process's object, and
+nothing is made lazily on a first request. Each dependency's type is declared beside
+what it injects (``core.dependencies``, ``safety.dependencies``,
+``messages.dependencies``, ``notifications.outbox.dependencies``,
+``web.cards.cache``); none of them is an access rule (those are types with their own
+providers: ``core.access``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from litestar import Request
+from litestar.datastructures import State
+from litestar.di import Provide
+
+from anonbox.account.service import erase_due, erase_every
+from anonbox.auth.dependencies import provide_oidc
+from anonbox.auth.fediverse.client import InstanceClient
+from anonbox.auth.oidc import OIDCClient
+from anonbox.auth.service import proven as proven_credentials
+from anonbox.core.chores import Chore, run_chores
+from anonbox.core.database import Database
+from anonbox.core.mail import Mailer, mailer_from_settings
+from anonbox.core.metrics import Metrics
+from anonbox.core.ratelimit import RateLimiter, rate_limiter_from_settings
+from anonbox.core.replicas import open_database, reads_for
+from anonbox.core.settings import Settings
+from anonbox.federation import service as federation
+from anonbox.federation.delivery import FederationChannel, FederationCourier
+from anonbox.links import service as links
+from anonbox.messages import service as messages
+from anonbox.messages.filtered import service as filtered_messages
+from anonbox.notifications.outbox.fanout import Hub, feed_for
+from anonbox.notifications.worker import Extra, NotificationWorker
+from anonbox.receipts import service as receipts
+from anonbox.safety.gate import Gate
+from anonbox.safety.senders import SenderKeys
+from anonbox.web.cards.cache import CardCache
+from anonbox.web.pages.share_card import answer_cards
+
+
+@dataclass(frozen=True, slots=True)
+class Parts:
+    """What one process shares between its requests."""
+
+    settings: Settings
+    db: Database
+    limiter: RateLimiter
+    gate: Gate
+    mailer: Mailer | None
+    cards: CardCache
+    hub: Hub
+    posting: messages.Posting
+    likes: messages.LikeWriter
+    replies: messages.ReplyWriter
+    worker: NotificationWorker
+    oidc: OIDCClient | None  # Google sign-in, when configured
+    fediverse: InstanceClient  # sign-in with Mastodon or Misskey
+    federation: federation.Federation  # followable links (ActivityPub)
+
+
+def periodic_chores(settings: Settings) -> list[Chore]:
+    """What every instance does on a timer (``core.chores``); each pass is idempotent, or
+    claims its work, so that every instance running them all is safe."""
+    return [
+        Chore("account erasure", erase_every(settings), erase_due),
+        Chore("purging expired receipts", receipts.PURGE_EVERY_SECONDS, receipts.purge_expired),
+        Chore("resuming ended pauses", links.RESUME_SECONDS, links.resume_ended),
+        Chore("federating changes", federation.SWEEP_SECONDS, federation.sweeper(settings)),
+        Chore(
+            "purging old filtered messages",
+            filtered_messages.PURGE_EVERY_SECONDS,
+            filtered_messages.purge_expired,
+        ),
+    ]
+
+
+def federation_channels(
+    db: Database, settings: Settings
+) -> Callable[[httpx.AsyncClient], list[Extra]]:
+    """Answers to followed links' followers, when the site federates."""
+
+    def make(http: httpx.AsyncClient) -> list[Extra]:
+        site = federation.site_of(settings)
+        if site is None:
+            return []
+        courier = FederationCourier(db, settings, site, http)
+        return [(FederationChannel(site), courier, courier.purge)]
+
+    return make
+
+
+async def _stop(task: asyncio.Task[Any]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+@asynccontextmanager
+async def started(settings: Settings, metrics: Metrics | None) -> AsyncIterator[Parts]:
+    """Open the database, build every shared object, start the background work (the live
+    feed, the notification worker, the chores), and undo it all on the way out."""
+    db = await open_database(settings)
+    limiter = rate_limiter_from_settings(settings.redis_url, settings.rate_limit_fail_open)
+    keys = SenderKeys(
+        secret_key=settings.secret_key,
+        rotation_hours=settings.sender_key_rotation_hours,
+        retention_days=settings.sender_retention_days,
+    )
+    gate = Gate(settings, keys, limiter)
+    mailer = mailer_from_settings(settings)
+    hub = Hub()
+    # Proven credentials are forgotten by the keys the fan-out hears, and kept long only
+    # where the listener confirms it hears everything (auth.credential_cache).
+    hub.tap(proven_credentials.forget)
+    feed = feed_for(db, settings.direct_database_url, hub)  # LISTEN: never through a pooler
+    if feed.confirms:
+        proven_credentials.rely_on(lambda: hub.confirmed_at)
+    http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
+    cards = CardCache()
+    parts = Parts(
+        settings=settings,
+        db=db,
+        limiter=limiter,
+        gate=gate,
+        mailer=mailer,
+        cards=cards,
+        hub=hub,
+        posting=messages.Posting(
+            db=db,
+            gate=gate,
+            writer=messages.message_writer(db),
+            trusted_proxies=settings.trusted_proxies,
+        ),
+        likes=messages.like_writer(db),
+        replies=messages.reply_writer(db),
+        worker=NotificationWorker.for_service(
+            db,
+            settings,
+            mailer,
+            hub.activity,
+            card=answer_cards(db, cards, settings),
+            more=federation_channels(db, settings),
+        ),
+        oidc=OIDCClient(settings, http) if settings.google_client_id else None,
+        fediverse=InstanceClient(http, allow_private=settings.federation_allow_private),
+        federation=federation.Federation(settings, http),
+    )
+    background = [
+        asyncio.create_task(feed.run()),
+        asyncio.create_task(parts.worker.run()),  # woken by activity, not a chore
+        asyncio.create_task(run_chores(db, periodic_chores(settings))),
+    ]
+    if metrics is not None:
+        metrics.watch_database(db.stats)
+        metrics.watch("cards", "Share cards", parts.cards.stats)
+        metrics.watch("live", "Live updates", hub.stats)
+        metrics.watch("credentials", "Proven credentials", proven_credentials.stats)
+        for part, title, stats in parts.worker.stats():
+            metrics.watch(part, title, stats)
+        if metrics.directory:  # other workers may answer the scrape: keep ours fresh
+            background.append(asyncio.create_task(metrics.refresh_forever()))
+    try:
+        yield parts
+    finally:
+        for task in background:
+            await _stop(task)
+        await http.aclose()
+        await limiter.close()
+        await db.close()
+        proven_credentials.rely_on(None)
+
+
+def _part(name: str) -> Provide:
+    def provide(state: State) -> object:
+        return getattr(state.parts, name)
+
+    provide.__name__ = f"provide_{name}"
+    return Provide(provide, sync_to_thread=False)
+
+
+def _provided(provider: Callable[..., Any]) -> Provide:
+    return Provide(provider, sync_to_thread=False)
+
+
+def provide_public_db(request: Request[Any, Any, Any], state: State) -> Database:
+    return reads_for(request, state.parts.db)
+
+
+# Each name a handler may take, and where its value comes from: the process's parts,
+# except ``oidc``, whose provider answers 404 where Google sign-in is not configured.
+DEPENDENCIES: dict[str, Provide] = {
+    **{
+        name: _part(name)
+        for name in (
+            "db",
+            "settings",
+            "gate",
+            "hub",
+            "limiter",
+            "mailer",
+            "cards",
+            "posting",
+            "fediverse",
+        )
+    },
+    "likes": _part("likes"),
+    "federation": _part("federation"),
+    "replies": _part("replies"),
+    "google": _part("oidc"),
+    "oidc": _provided(provide_oidc),
+    "public_db": _provided(provide_public_db),
+}
