@@ -82,6 +82,10 @@ def test_a_creator_answers_and_shares_from_a_phone_in_japanese(
 
     # A question arrives while the inbox is open: a line in the list, marked new.
     page.goto(f"{fresh.url}/dashboard")
+    # Her own navigation calls her by that name too: a screen she shares on a stream or in
+    # a screenshot shows nothing of her address.
+    expect(page.locator(".account-nav")).to_contain_text("山田花子")
+    expect(page.locator(".account-nav")).not_to_contain_text(address.split("@")[0])
     with loopback_client(base_url=fresh.url, timeout=30) as api:
         message_id = post_message(api, link_id, "最近ハマっているものは何ですか？")
     row = page.locator(f"#m-{message_id}")

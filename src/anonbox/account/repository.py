@@ -305,6 +305,12 @@ async def public_profile(conn: Connection, user_id: str) -> Row | None:
     return await conn.fetchrow("SELECT display_name, bio FROM users WHERE id = $1", user_id)
 
 
+async def signed_in_as(conn: Connection, user_id: str) -> Row | None:
+    return await conn.fetchrow(
+        "SELECT COALESCE(display_name, name) AS name FROM users WHERE id = $1", user_id
+    )
+
+
 async def set_public_profile(
     conn: Connection, user_id: str, *, display_name: str | None, bio: str | None, set_bio: bool
 ) -> Row | None:

@@ -174,6 +174,14 @@ class PublicProfile(msgspec.Struct):
     bio: str | None
 
 
+class SignedInAs(msgspec.Struct):
+    """What the dashboard's navigation calls the signed-in creator: their display name once
+    chosen, until then their account's name. A creator who shares their screen (a live
+    stream, a screenshot) shows the name they chose, not their e-mail's."""
+
+    name: str
+
+
 class AvatarOut(msgspec.Struct):
     """The picture public pages and cards show for the creator: ``avatar_url`` is its
     address on this site (a generated one while ``uploaded`` is false)."""

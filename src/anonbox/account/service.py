@@ -29,6 +29,7 @@ from anonbox.account.schemas import (
     DeletionState,
     Preferences,
     PublicProfile,
+    SignedInAs,
 )
 from anonbox.auth.credential_cache import announce, changed_key, session_key
 from anonbox.auth.service import forget_credentials
@@ -205,6 +206,13 @@ async def public_profile(db: Database, *, user_id: str) -> PublicProfile:
     if row is None:  # the account was deleted while its credential was in flight
         raise Unauthorized("This account no longer exists")
     return PublicProfile(display_name=row["display_name"], bio=row["bio"])
+
+
+async def signed_in_as(db: Database, *, user_id: str) -> SignedInAs:
+    row = await repository.signed_in_as(db, user_id)
+    if row is None:  # the account was deleted while its credential was in flight
+        raise Unauthorized("This account no longer exists")
+    return SignedInAs(name=row["name"])
 
 
 def _bio(bio: str) -> str | None:

@@ -75,7 +75,7 @@ async def _account_page(
         settings,
         "dashboard_account.html",
         {
-            "profile": await accounts.profile(db, user_id=user_id),
+            "profile": await account_settings.signed_in_as(db, user_id=user_id),
             "public_profile": await account_settings.public_profile(db, user_id=user_id),
             "avatar": await account_settings.avatar_of(db, user_id=user_id),
             "muted": (await mutes.muted_words(db, owner_id=user_id)).items,
@@ -290,7 +290,7 @@ async def confirm_deletion(
         "dashboard_deletion.html",
         {
             "mode": "confirm",
-            "profile": await accounts.profile(db, user_id=browser.principal.user_id),
+            "profile": await account_settings.signed_in_as(db, user_id=browser.principal.user_id),
             "erase_at": erase_at,
             "erase_date": exact_time(erase_at),
             "here": DELETE_ACCOUNT,

@@ -14,7 +14,7 @@ from litestar import Request, get, post
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
-from anonbox.auth import service as accounts
+from anonbox.account import service as account
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.i18n import _
 from anonbox.core.paths import Cursor, RowId
@@ -54,7 +54,7 @@ async def folder_page(
         settings,
         "dashboard_filtered.html",
         {
-            "profile": await accounts.profile(db, user_id=user_id),
+            "profile": await account.signed_in_as(db, user_id=user_id),
             "link": await links.link(db, link_id=link.link_id, user_id=user_id),
             "base": base,
             "here": here,

@@ -18,7 +18,6 @@ from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
 from anonbox.account import service as account
-from anonbox.auth import service as accounts
 from anonbox.auth.fediverse import service as fediverse_accounts
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
@@ -90,7 +89,7 @@ async def _inbox_page(
     here = base + ("" if which is inbox.InboxFilter.ALL else f"?filter={which.value}")
     if cursor:
         here += ("&" if "?" in here else "?") + f"cursor={cursor}"
-    profile = await accounts.profile(db, user_id=user_id)
+    profile = await account.signed_in_as(db, user_id=user_id)
     return dashboard_page(
         request,
         browser,

@@ -15,7 +15,7 @@ from litestar import Request, get, post
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
-from anonbox.auth import service as accounts
+from anonbox.account import service as account
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.i18n import _, ngettext, number
@@ -52,7 +52,7 @@ async def links_page(
         settings,
         "dashboard_links.html",
         {
-            "profile": await accounts.profile(db, user_id=user_id),
+            "profile": await account.signed_in_as(db, user_id=user_id),
             "links": (await links.links_of(db, user_id=user_id)).items,
             "site": site_url(request, settings),
         },
@@ -90,7 +90,7 @@ async def confirm_page(
         settings,
         "dashboard_confirm.html",
         {
-            "profile": await accounts.profile(db, user_id=browser.principal.user_id),
+            "profile": await account.signed_in_as(db, user_id=browser.principal.user_id),
             "title": title,
             "text": text,
             "action": action,

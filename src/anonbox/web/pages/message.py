@@ -18,7 +18,7 @@ from litestar.datastructures import FormMultiDict
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
-from anonbox.auth import service as accounts
+from anonbox.account import service as account
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.i18n import _
@@ -72,7 +72,7 @@ async def message_page(
         settings,
         "dashboard_message.html",
         {
-            "profile": await accounts.profile(db, user_id=browser.principal.user_id),
+            "profile": await account.signed_in_as(db, user_id=browser.principal.user_id),
             "link": {"id": link.link_id, "prompt": prompt},
             "m": message,
             "base": _inbox_of(link.link_id),

@@ -17,7 +17,7 @@ from litestar.datastructures import FormMultiDict
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
-from anonbox.auth import service as accounts
+from anonbox.account import service as account
 from anonbox.core.access import INJECTED, UNCHECKED, AccessRule
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
@@ -69,7 +69,7 @@ async def _page(
     context: dict[str, Any],
     status_code: int = 200,
 ) -> Template:
-    profile = await accounts.profile(db, user_id=browser.principal.user_id)
+    profile = await account.signed_in_as(db, user_id=browser.principal.user_id)
     return dashboard_page(
         request,
         browser,

@@ -13,7 +13,7 @@ from litestar import Request, get, post
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
-from anonbox.auth import service as accounts
+from anonbox.account import service as account
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import Conflict, Forbidden, ValidationFailed
@@ -58,7 +58,7 @@ async def _page(
         settings,
         "dashboard_notifications.html",
         {
-            "profile": await accounts.profile(db, user_id=user_id),
+            "profile": await account.signed_in_as(db, user_id=user_id),
             "email_notices": await email_service.choice(db, user_id=user_id),
             "webhooks": hooks,
             "deliveries": deliveries,

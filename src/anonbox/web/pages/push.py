@@ -15,7 +15,7 @@ from litestar import Request, get, post
 from litestar.response import File, Redirect, Template
 from litestar.types import ControllerRouterHandler
 
-from anonbox.auth import service as accounts
+from anonbox.account import service as account
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import FieldProblem, ValidationFailed
 from anonbox.core.paths import RowId
@@ -42,7 +42,7 @@ async def push_page(
         settings,
         "dashboard_push.html",
         {
-            "profile": await accounts.profile(db, user_id=user_id),
+            "profile": await account.signed_in_as(db, user_id=user_id),
             "devices": (await push_service.subscriptions(db, user_id=user_id)).items,
             "vapid_key": (await push_service.public_key(db)).public_key,
             "here": PUSH_PAGE,

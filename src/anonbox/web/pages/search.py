@@ -16,7 +16,7 @@ from litestar.params import QueryParameter
 from litestar.response import Template
 from litestar.types import ControllerRouterHandler
 
-from anonbox.auth import service as accounts
+from anonbox.account import service as account
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import ValidationFailed
 from anonbox.core.paths import Cursor
@@ -73,7 +73,7 @@ async def search_page(
         settings,
         "dashboard_search.html",
         {
-            "profile": await accounts.profile(db, user_id=user_id),
+            "profile": await account.signed_in_as(db, user_id=user_id),
             "link": {"id": link.link_id, "prompt": prompt},
             "base": base,
             "here": here,

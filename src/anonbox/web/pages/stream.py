@@ -18,7 +18,7 @@ from litestar.response import Redirect, ServerSentEvent, Template
 from litestar.response.sse import ServerSentEventMessage
 from litestar.types import ControllerRouterHandler
 
-from anonbox.auth import service as accounts
+from anonbox.account import service as account
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import NotFound, RateLimited
@@ -57,7 +57,7 @@ async def stream_settings(
         settings,
         "dashboard_stream.html",
         {
-            "profile": await accounts.profile(db, user_id=user_id),
+            "profile": await account.signed_in_as(db, user_id=user_id),
             "here": "/dashboard/stream",
             "overlay_url": None
             if overlay is None
