@@ -13,7 +13,8 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -22,7 +23,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from tests.actions import assert_error
-from tests.conftest import Creator
+from tests.conftest import Creator, make_creator_in
 from tests.federation.conftest import AP, followable, wait_for
 from tests.federation.standin import (
     Remote,
@@ -35,6 +36,7 @@ from tests.federation.standin import (
 )
 from tests.server import Server
 from tests.support.admin import csrf_of, make_account, signed_in_browser
+from tests.support.http import loopback_client
 
 
 @pytest.fixture(scope="module")
@@ -294,3 +296,57 @@ def test_an_answer_goes_once_to_a_servers_shared_inbox(
         assert [h["x-path"] for h in creates()] == ["/shared"]
     finally:
         remote.shared = False
+
+
+@pytest.fixture(scope="module")
+def tight_inbox(
+    database_url_factory: Callable[[str], str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    """A federating anonbox whose inboxes take 5 requests a minute from one client."""
+    log = tmp_path_factory.mktemp("federation-logs") / "tight-inbox.log"
+    running = Server(
+        database_url_factory("sqlite"),
+        log,
+        env={
+            "ANONBOX_FEDERATION_ALLOW_PRIVATE": "true",
+            "ANONBOX_FEDERATION_RETRY_SECONDS": "0.2",
+            "ANONBOX_LIMIT_FEDERATION_INBOX": "5/60",
+        },
+    )
+    running.extra_env["ANONBOX_PUBLIC_URL"] = running.url
+    running.start(60)
+    yield running
+    running.stop()
+
+
+def test_a_flood_at_an_inbox_is_cut_off_before_any_signature_is_read(
+    tight_inbox: Server, remote: Remote
+) -> None:
+    """A peer that floods an inbox with signatures under keys anonbox does not know would
+    have it fetch a key and check a signature for each: past the limit, 429 with
+    Retry-After before anything is read, even for a good signature, and nothing is sent."""
+    creator = make_creator_in(tight_inbox.database_url)
+    path = f"/ap/links/{creator.link_id}/inbox"
+    actor_url = f"{tight_inbox.url}{path.removesuffix('/inbox')}"
+    with loopback_client(base_url=tight_inbox.url, timeout=30) as api:
+        followable(api, creator)
+        follow = follow_of(remote, actor_url)
+        unknown = [
+            signed(
+                tight_inbox, path, follow, key=remote.key, key_id=f"{remote.actor}/{n}#no-such-key"
+            )
+            for n in range(12)
+        ]
+        before = len(remote.received)
+        with ThreadPoolExecutor(max_workers=12) as pool:
+            answers = list(pool.map(lambda headers: post(api, path, follow, headers), unknown))
+        statuses = sorted(a.status_code for a in answers)
+        assert statuses == [401] * 5 + [429] * 7, statuses
+        for refused in (a for a in answers if a.status_code == 429):
+            assert_error(refused, 429, "rate_limited")
+            assert int(refused.headers["Retry-After"]) > 0
+        good = signed(tight_inbox, path, follow, key=remote.key, key_id=remote.key_id)
+        assert_error(post(api, path, follow, good), 429, "rate_limited")
+        time.sleep(1.5)  # the courier would have sent an Accept by now
+        assert len(remote.received) == before
+        assert followers(api, actor_url) == 0

@@ -79,6 +79,9 @@ class Settings:
     push_give_up_seconds: int = 24 * 3600
     limit_card: Limit = field(default=Limit("card", 60, 60))
     limit_report: Limit = field(default=Limit("report", 10, 600))
+    # Requests to followable links' inboxes per client network, counted before a signature
+    # is read: each unknown key costs a fetch from the key's server and an RSA check.
+    limit_federation_inbox: Limit = field(default=Limit("federation-inbox", 300, 60))
     sender_key_rotation_hours: int = 24
     sender_retention_days: int = 90
     # E-mail sign-in: where mail goes (None: printed to the console in development, and
@@ -348,6 +351,9 @@ class Settings:
             ),
             limit_card=limit("ANONBOX_LIMIT_CARD", defaults.limit_card),
             limit_report=limit("ANONBOX_LIMIT_REPORT", defaults.limit_report),
+            limit_federation_inbox=limit(
+                "ANONBOX_LIMIT_FEDERATION_INBOX", defaults.limit_federation_inbox
+            ),
             sender_key_rotation_hours=number(
                 "ANONBOX_SENDER_KEY_ROTATION_HOURS", defaults.sender_key_rotation_hours
             ),

@@ -18,7 +18,8 @@ from litestar.params import Parameter, QueryParameter
 from litestar.response import Redirect
 
 from anonbox.auth.dependencies import Admin
-from anonbox.core.dependencies import DB
+from anonbox.core.client import client_address
+from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import (
     BODY_ERRORS,
     OK,
@@ -40,6 +41,7 @@ from anonbox.federation.schemas import (
     BlockedDomainIn,
     BlockedDomainList,
 )
+from anonbox.safety.dependencies import GateDep
 
 _ADMIN_TAGS = ["admin"]
 Accepted = Literal[202]
@@ -87,8 +89,17 @@ async def actor(
 
 @post("/ap/links/{link_id:str}/inbox", status_code=202, include_in_schema=False)
 async def inbox(
-    request: AnyRequest, link_id: LinkId, db: DB, federation: FederationDep
+    request: AnyRequest,
+    link_id: LinkId,
+    db: DB,
+    federation: FederationDep,
+    gate: GateDep,
+    settings: AppSettings,
 ) -> Envelope[Accepted, None]:
+    # Counted before anything is read: a flood of signatures with unknown keys would make
+    # anonbox fetch keys and check signatures for whoever sends it (429 past the limit).
+    address = client_address(request.scope, request.app.state.trusted_proxies)
+    await gate.throttle_client(db, address=address, limit=settings.limit_federation_inbox)
     body = await request.body()
     if len(body) > service.MAX_ACTIVITY_BYTES:
         raise PayloadTooLarge("An activity is at most 256 KiB")

@@ -75,9 +75,9 @@ async def share_card(
     gate: GateDep,
     cards: CardsDep,
 ) -> Response[Any]:
-    db = public_db  # anyone's reads: a replica's when there is one (core.replicas)
     """An answered message and its latest reply as a PNG for phone stories, drawn once per
     version (``web.cards.cache``) and limited per client."""
+    db = public_db  # anyone's reads: a replica's when there is one (core.replicas)
     address = client_address(request.scope, request.app.state.trusted_proxies)
     await gate.throttle_client(db, address=address, limit=settings.limit_card)
     link = await public_link(db, link_id)
@@ -204,10 +204,10 @@ async def link_card(
     gate: GateDep,
     cards: CardsDep,
 ) -> Response[Any]:
-    db = public_db  # anyone's reads: a replica's when there is one (core.replicas)
     """The link itself as a PNG for phone stories ("Send me anonymous messages", the
     creator's picture and name, the prompt, the QR code and the address), drawn and
     limited like an answer's."""
+    db = public_db  # anyone's reads: a replica's when there is one (core.replicas)
     address = client_address(request.scope, request.app.state.trusted_proxies)
     await gate.throttle_client(db, address=address, limit=settings.limit_card)
     link = await public_link(db, link_id)
