@@ -234,6 +234,80 @@ def test_blocking_a_signed_in_message_blocks_the_account_from_any_network(
     assert "first" in texts  # nothing already sent moves
 
 
+def follow_up(
+    api: httpx.Client, token: str, text: str, headers: dict[str, str] | None = None
+) -> httpx.Response:
+    return api.post(
+        f"/receipts/{token}/follow-up", json={"message_content": text}, headers=headers or {}
+    )
+
+
+def test_a_follow_up_there_needs_a_credential_and_is_judged_by_the_account(
+    api: httpx.Client, proxied_server: Server
+) -> None:
+    """A receipt's follow-up on a link for signed-in senders is a post there: refused
+    signed out, and known to the gate by its account, so that the account's block holds
+    for it from any network, whichever of its messages the block was made from."""
+    creator = make_creator_in(proxied_server.database_url)
+    signed_in_only(api, creator)
+    sender = new_account(proxied_server)
+    home, away, elsewhere = new_sender(), new_sender(), new_sender()
+
+    sent = api.post(
+        f"/message/{creator.link_id}?receipt=true",
+        json={"message_content": "with a receipt"},
+        headers={**sender.bearer, **home.headers},
+    )
+    assert sent.status_code == 201, sent.text
+    token = sent.json()["data"]["receipt"]["token"]
+    refused = follow_up(api, token, "signed out", away.headers)
+    assert refused.status_code == 401, refused.text
+    assert refused.json()["error"]["code"] == "sign_in_required"
+    texts = [item["message_content"] for item in inbox_items(api, creator)]
+    assert texts == ["with a receipt"]  # nothing stored, and the follow-up is not spent
+
+    # The creator blocks the account through another of its messages, sent from elsewhere.
+    other = post(api, creator.link_id, "another one", {**sender.key, **away.headers})
+    block_sender_of(api, creator, assert_created_message(other, "another one")["id"])
+    dropped = follow_up(api, token, "still me", {**sender.bearer, **elsewhere.headers})
+    assert dropped.status_code == 201, dropped.text
+    texts = [item["message_content"] for item in inbox_items(api, creator)]
+    assert "still me" not in texts
+    assert sorted(texts) == ["another one", "with a receipt"]
+
+
+def test_the_receipt_page_asks_a_signed_out_sender_to_sign_in_for_the_follow_up(
+    api: httpx.Client, proxied_server: Server
+) -> None:
+    creator = make_creator_in(proxied_server.database_url)
+    signed_in_only(api, creator)
+    sender = new_account(proxied_server)
+    sent = api.post(
+        f"/message/{creator.link_id}?receipt=true",
+        json={"message_content": "from the page"},
+        headers={**sender.bearer, **new_sender().headers},
+    )
+    assert sent.status_code == 201, sent.text
+    token = sent.json()["data"]["receipt"]["token"]
+    page = api.get(f"/r/{token}", headers=HTML)
+    assert page.status_code == 200, page.text
+    assert 'id="signin-needed"' in page.text
+    assert 'id="follow-up-form"' not in page.text
+    assert f'href="/signin?next=%2F{creator.link_id}"' in page.text
+    # The form posted anyway (a page opened before the link changed): 401, the same notice.
+    csrf = _TOKEN.search(api.get("/signin", headers=HTML).text)  # this browser's token
+    assert csrf is not None
+    posted = api.post(
+        f"/r/{token}",
+        data={"csrf_token": csrf.group(1), "message_content": "posted signed out"},
+        headers={**HTML, "Origin": str(api.base_url).rstrip("/")},
+    )
+    assert posted.status_code == 401, posted.text
+    assert 'id="signin-needed"' in posted.text
+    texts = [item["message_content"] for item in inbox_items(api, creator)]
+    assert texts == ["from the page"]
+
+
 def test_parallel_posts_from_one_account_share_its_per_sender_limit(
     api: httpx.Client, proxied_server: Server
 ) -> None:

@@ -164,8 +164,10 @@ async def toggle_like(
     "original (`follow_up_of`), under every rule of a post: rate limits, proof of work "
     "under a flood (`X-Altcha`), blocks, muted words, pause. One per receipt "
     "(409 `follow_up_sent`); refused where the creator turned follow-ups off "
-    "(409 `follow_ups_off`).",
-    responses=error_responses(400, 404, 409, *BODY_ERRORS, 429, 503),
+    "(409 `follow_ups_off`). On a link for signed-in senders only, a credential of any "
+    "anonbox account is needed as for a post there (401 `sign_in_required`); it is never "
+    "stored with the follow-up.",
+    responses=error_responses(400, 401, 403, 404, 409, *BODY_ERRORS, 429, 503),
     tags=["receipts"],
 )
 async def send_follow_up(
@@ -189,6 +191,7 @@ async def send_follow_up(
         content=data.message_content,
         address=client_address(request.scope, posting.trusted_proxies),
         proof=proof,
+        account=account_asked(request, posting.db),
     )
     return envelope(request, 201, "Follow-up sent", sent)
 

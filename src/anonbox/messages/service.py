@@ -274,20 +274,37 @@ async def follow_up(
     content: str,
     address: IPAddress | None,
     proof: str | None = None,
+    account: Callable[[], Awaitable[str | None]] | None = None,
 ) -> MessageOut:
     """Send a receipt's one follow-up: a new message in the creator's inbox, marked as
     following the original, through the same gate as any post (limits, flood, blocks,
     muted words, pause). The receipt (``receipts.service``) is read, and spent in the
-    follow-up's own transaction, by its token alone."""
+    follow-up's own transaction, by its token alone.
+
+    On a link for signed-in senders a follow-up is a post like any other there: without a
+    credential it is refused (401 ``sign_in_required``) before anything is counted, and
+    its sender is known to the gate by their account, so that blocking it blocks the
+    account and the account's blocks and limits hold for it (``create_message``)."""
     db, gate = posting.db, posting.gate
     text = normalised_content(content)
     row, link = await receipts.live(db, token)
     if link["paused"]:
         raise LinkPaused("This link is not accepting messages right now")
     receipts.require_follow_up(row)
+    sender_account = None
+    if link["senders"] == "signed_in":
+        sender_account = None if account is None else await account()
+        if sender_account is None:
+            raise SignInRequired(SIGN_IN_REQUIRED)
     link_id, original_id, owner_id = row["link_id"], row["message_id"], str(link["user_id"])
     admission = await gate.admit(
-        db, owner_id=owner_id, link_id=link_id, address=address, text=text, proof=proof
+        db,
+        owner_id=owner_id,
+        link_id=link_id,
+        address=address,
+        text=text,
+        proof=proof,
+        account=sender_account,
     )
     # Asked every time, so that a follow-up takes the same steps whatever the answer.
     withheld, original_filtered = await repository.withheld(

@@ -23,6 +23,7 @@ from anonbox.core.errors import AnonboxError, NotFound, RateLimited, ValidationF
 from anonbox.core.i18n import _, ngettext
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
+from anonbox.links.schemas import PublicLink
 from anonbox.messages import service as messages
 from anonbox.messages.content import MAX_CHARACTERS
 from anonbox.messages.dependencies import PostingDep
@@ -31,7 +32,15 @@ from anonbox.receipts.schemas import ReceiptOut
 from anonbox.safety.flood import ProofOfWorkRequired
 from anonbox.web.infra.routing import error_page, readable, site_url
 from anonbox.web.infra.security import CSRF_FIELD, checked_form, csrf_token, set_csrf_cookie
-from anonbox.web.pages.public import character_count, problem_text, too_fast
+from anonbox.web.infra.session import Browser
+from anonbox.web.pages.public import (
+    character_count,
+    problem_text,
+    signed_in_as,
+    signed_in_sender,
+    signin_to_send,
+    too_fast,
+)
 
 RECEIPT_HEADERS = {
     "Cache-Control": "no-store",
@@ -52,13 +61,20 @@ def _no_receipt() -> str:
     )
 
 
-async def _creator_name(db: DB, link_id: str) -> str:
-    """The creator's chosen name, public on their send page anyway; else a neutral one."""
+async def _creator_of(db: DB, link_id: str) -> tuple[str, PublicLink | None]:
+    """The creator's chosen name, public on their send page anyway (else a neutral one),
+    and the link as anyone sees it (None: gone a moment ago)."""
     try:
         link = await links.public_link(db, link_id=link_id)
     except AnonboxError:
-        return _("The creator")
-    return link.creator_name if link.creator_named else _("The creator")
+        return _("The creator"), None
+    return (link.creator_name if link.creator_named else _("The creator")), link
+
+
+async def _signed_in(
+    request: AnyRequest, db: DB, settings: Settings, link: PublicLink | None
+) -> Browser | None:
+    return None if link is None else await signed_in_sender(request, db, settings, link)
 
 
 async def _page(
@@ -75,6 +91,17 @@ async def _page(
 ) -> Template:
     csrf, new = csrf_token(request)
     link_id, receipt = found
+    name, link = await _creator_of(db, link_id)
+    # On a link for signed-in senders only, a follow-up is a post there: a browser that
+    # is not signed in is asked to sign in instead of shown the form.
+    signin_url = None
+    if (
+        link is not None
+        and link.senders == "signed_in"
+        and receipt.can_follow_up
+        and await _signed_in(request, db, settings, link) is None
+    ):
+        signin_url = signin_to_send(link)
     page = Template(
         template_name="receipt.html",
         context={
@@ -82,7 +109,8 @@ async def _page(
             "link_id": link_id,
             "token": token,
             "receipt_url": receipts.receipt_url(site_url(request, settings), token),
-            "name": await _creator_name(db, link_id),
+            "name": name,
+            "signin_url": signin_url,
             "csrf_field": CSRF_FIELD,
             "csrf_token": csrf,
             "max_characters": MAX_CHARACTERS,
@@ -136,15 +164,21 @@ async def follow_up_from_form(
     form = await checked_form(request)
     field = form.get("message_content")
     text = field.replace("\r\n", "\n") if isinstance(field, str) else ""  # as web.pages.public
+    sender: Browser | None = None
     try:
+        link_id, _receipt = await receipts.receipt_of_link(db, token=token)
+        sender = await _signed_in(request, db, settings, (await _creator_of(db, link_id))[1])
         await messages.follow_up(
             posting,
             token=token,
             content=text,
             address=client_address(request.scope, posting.trusted_proxies),
+            account=signed_in_as(sender),
         )
     except NotFound:
         return _not_found()
+    except messages.SignInRequired:  # the page shows why, and where to sign in
+        error, status = None, 401
     except ValidationFailed as exc:
         problem = exc.fields[0].problem if exc.fields else ""
         error, status = problem_text(problem, readable(exc.message, 400, exc.code)), 400
