@@ -122,6 +122,7 @@ def test_from_the_home_page_to_an_answer_on_the_public_page(
     assert creator.evaluate("window.notReloaded") is True, "the dashboard reloaded"
     answer = "The one at the end of the pier."
     message.get_by_role("link").click()  # its own page, where it is answered
+    creator.wait_for_url("**/messages/*")  # loaded, with its in-place script
     creator.get_by_label("Your answer").fill(answer)
     creator.evaluate("window.notReloaded = true")
     creator.get_by_role("button", name="Send reply").click()

@@ -54,6 +54,7 @@ def test_a_message_arrives_live_and_its_answer_goes_public(
 
     answer = "A book about lighthouses."
     message.get_by_role("link").click()
+    creator.wait_for_url("**/messages/*")  # loaded, with its in-place script
     expect(creator.locator("article.message .message-content")).to_have_text(question)
     creator.get_by_label("Your answer").fill(answer)
     creator.get_by_role("button", name="Send reply").click()
