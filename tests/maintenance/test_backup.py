@@ -8,6 +8,7 @@ that holds anything, are refused with one line, and nothing changes.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import pty
@@ -23,6 +24,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from anonbox.maintenance.schemas import MaintenanceError
+from anonbox.maintenance.service import check_backup
 from tests.actions import post_message, post_reply, reply_items, whole_inbox
 from tests.conftest import BACKENDS, Creator, make_creator_in
 from tests.maintenance.support import (
@@ -96,8 +99,18 @@ def test_a_backup_taken_while_posts_arrive_restores_every_acknowledged_post(
                 f"/message/{creator.link_id}", params={"limit": 100}, headers=creator.headers
             )
             assert listed.status_code == 200, listed.text
+            # Search finds the restored texts: the full-text index was built as well.
+            found = {
+                q: api.get(
+                    f"/message/{creator.link_id}/search", params={"q": q}, headers=creator.headers
+                )
+                for q in ("answered and liked", "before the backup")  # a message, a reply
+            }
     finally:
         second.stop()
+    for q, answer in found.items():
+        assert answer.status_code == 200, answer.text
+        assert [m["id"] for m in answer.json()["data"]["items"]] == [first], q
     for message_id, text in before:
         assert inbox.get(message_id) == text, f"{message_id} was acknowledged before the backup"
     acknowledged = dict(posting.so_far())
@@ -107,6 +120,8 @@ def test_a_backup_taken_while_posts_arrive_restores_every_acknowledged_post(
         held = conn.execute(
             "SELECT count(*) FROM messages WHERE link_id = ?", (creator.link_id,)
         ).fetchone()[0]
+        for index in ("messages_search", "replies_search"):  # the file's own indexes whole
+            conn.execute(f"INSERT INTO {index} ({index}) VALUES ('integrity-check')")  # noqa: S608
     assert len(inbox) == held, "the restored inbox is not what the backup holds"
     assert inbox[first] == "the first message, answered and liked"
     assert [r["message_content"] for r in replies] == ["my answer, from before the backup"]
@@ -227,6 +242,37 @@ def test_restore_checks_the_file_first_and_changes_nothing(
         assert not sqlite_path(target).exists(), "a refused restore made the database"
     else:
         assert table_names(target) == set(), "a refused restore migrated the database"
+
+
+def test_damage_on_any_page_is_refused_in_one_line_that_says_damaged(
+    backed_up: Path, tmp_path: Path
+) -> None:
+    """Every page of a backup spoiled in turn, over the whole page and from its middle,
+    and checked as restore checks it first: where the junk lands decides which step of
+    the check meets it (opening the schema, the integrity check, the foreign keys, a
+    count), and each must refuse with one line that says "damaged". The restore tests
+    above go through the command for a few of these; a command per page would take
+    minutes, so this sweep calls the check the command calls."""
+    page_size = 4096
+    pages = backed_up.stat().st_size // page_size
+    bad = tmp_path / "bad.anonbox"
+    said: dict[str, list[int]] = {}
+    for page in range(1, pages):
+        for offset in (0, page_size // 2):
+            shutil.copyfile(backed_up, bad)
+            with bad.open("r+b") as file:
+                file.seek(page * page_size + offset)
+                file.write(b"\xff" * page_size)
+            try:
+                side = asyncio.run(check_backup(bad))
+            except MaintenanceError as refused:
+                message = str(refused)
+                if "\n" in message or "is damaged" not in message:
+                    said.setdefault(message, []).append(page)
+            else:
+                asyncio.run(side.close())
+                said.setdefault("accepted", []).append(page)
+    assert said == {}, said
 
 
 def test_a_backup_of_sqlite_restores_into_a_new_postgresql_database(

@@ -131,10 +131,12 @@ async def copy_tables(source: Side, target: Side, progress: Progress) -> Copied:
     order = in_key_order(ours.values())
     counts = {table.name: await source.count(table.name) for table in order}
     progress.begin(sum(counts.values()))
+    paused = await target.pause_triggers()  # the indexes built once, after the rows
     for table in order:  # the source's rows in the target's column order
         async for rows in source.rows(table, BATCH):
             await target.insert(table, rows)
             progress.advance(len(rows))
+    await target.resume_triggers(paused)
     await target.advance_sequences()
     for table in order:
         arrived = await target.count(table.name)
@@ -251,7 +253,9 @@ async def _check_opened_backup(side: SQLiteSide, path: Path) -> None:
         raise MaintenanceError(f"{path} is not an anonbox backup (made by `anonbox backup`)")
     problems = await side.check()
     if problems:
-        raise MaintenanceError(f"{path} is damaged: {'; '.join(problems[:5])}")
+        # integrity_check's lines may hold line breaks of their own: one line says it all
+        said = "; ".join(" ".join(problem.split()) for problem in problems[:5])
+        raise MaintenanceError(f"{path} is damaged: {said}")
     facts = await side.backup_facts()
     await _require_head(side, f"the backup {path}", RESTORE_WITH_ITS_VERSION)
     recorded = json.loads(facts.get("counts", "{}"))
