@@ -12,6 +12,8 @@ from litestar import Request
 from litestar.datastructures import FormMultiDict
 from litestar.response import Redirect, Template
 
+from anonbox.account import service as account
+from anonbox.core.database import Database
 from anonbox.core.errors import FieldProblem, ValidationFailed
 from anonbox.core.i18n import N_, current_language, gettext
 from anonbox.core.settings import Settings
@@ -46,6 +48,39 @@ def dashboard_page(
         set_csrf_cookie(page, new_nonce, settings)
     carry_renewal(page, browser, settings)
     return page
+
+
+async def confirm_page(
+    request: Request[Any, Any, Any],
+    browser: Browser,
+    db: Database,
+    settings: Settings,
+    *,
+    title: str,
+    text: str,
+    action: str,
+    button: str,
+    cancel: str,
+    back: str = "",
+) -> Template:
+    """A dashboard page that asks before a destructive action, for browsers without
+    JavaScript (``inplace.js`` asks in place). ``back``: the dashboard page the action
+    returns to, when not its own default."""
+    return dashboard_page(
+        request,
+        browser,
+        settings,
+        "dashboard_confirm.html",
+        {
+            "profile": await account.signed_in_as(db, user_id=browser.principal.user_id),
+            "title": title,
+            "text": text,
+            "action": action,
+            "button": button,
+            "cancel": cancel,
+            "here": back,  # the form's "back" field (web.infra.forms.back_path)
+        },
+    )
 
 
 def back_path(form: FormMultiDict, default: str) -> str:

@@ -26,8 +26,8 @@ from anonbox.web.infra.dependencies import (
     SignedInForm,
     signed_in_pages,
 )
-from anonbox.web.infra.forms import back_path, dashboard_page, redirect_to
-from anonbox.web.pages.links import LINKS_PAGE, confirm_page
+from anonbox.web.infra.forms import back_path, confirm_page, dashboard_page, redirect_to
+from anonbox.web.pages.links import LINKS_PAGE
 
 PAGE_SIZE = 20
 

@@ -16,10 +16,8 @@ from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
 from anonbox.account import service as account
-from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.i18n import _, ngettext, number
-from anonbox.core.settings import Settings
 from anonbox.links import service as links
 from anonbox.messages import service as messages
 from anonbox.messages.filtered import service as filtered
@@ -30,12 +28,12 @@ from anonbox.web.infra.dependencies import (
     signed_in_pages,
 )
 from anonbox.web.infra.forms import (
+    confirm_page,
     dashboard_page,
     preset_choice,
     redirect_to,
 )
 from anonbox.web.infra.routing import site_url
-from anonbox.web.infra.session import Browser
 
 AnyRequest = Request[Any, Any, Any]
 LINKS_PAGE = "/dashboard/links"
@@ -68,37 +66,6 @@ async def create_link(
     prompt = preset_choice(form) or (typed if isinstance(typed, str) and typed.strip() else None)
     made = await links.create_link(db, user_id=browser.principal.user_id, prompt=prompt)
     return redirect_to(browser, settings, f"{LINKS_PAGE}/{made.id}")
-
-
-async def confirm_page(
-    request: AnyRequest,
-    browser: Browser,
-    db: Database,
-    settings: Settings,
-    *,
-    title: str,
-    text: str,
-    action: str,
-    button: str,
-    cancel: str,
-    back: str = "",
-) -> Template:
-    """``back``: the dashboard page the action returns to, when not its own default."""
-    return dashboard_page(
-        request,
-        browser,
-        settings,
-        "dashboard_confirm.html",
-        {
-            "profile": await account.signed_in_as(db, user_id=browser.principal.user_id),
-            "title": title,
-            "text": text,
-            "action": action,
-            "button": button,
-            "cancel": cancel,
-            "here": back,  # the form's "back" field (web.infra.forms.back_path)
-        },
-    )
 
 
 _DELETE_LINK = LINKS_PAGE + "/{link_id:str}/delete"

@@ -34,10 +34,16 @@ from anonbox.web.infra.dependencies import (
     SignedInForm,
     signed_in_pages,
 )
-from anonbox.web.infra.forms import Done, back_path, dashboard_page, redirect_to, text_field
+from anonbox.web.infra.forms import (
+    Done,
+    back_path,
+    confirm_page,
+    dashboard_page,
+    redirect_to,
+    text_field,
+)
 from anonbox.web.infra.routing import site_url
 from anonbox.web.infra.session import Browser
-from anonbox.web.pages.links import confirm_page
 
 AnyRequest = Request[Any, Any, Any]
 
