@@ -242,6 +242,15 @@ def follow_up(
     )
 
 
+def receipt_of(api: httpx.Client, creator: Creator, text: str, headers: dict[str, str]) -> str:
+    """Post ``text`` asking for a receipt; its token."""
+    sent = api.post(
+        f"/message/{creator.link_id}?receipt=true", json={"message_content": text}, headers=headers
+    )
+    assert sent.status_code == 201, sent.text
+    return str(sent.json()["data"]["receipt"]["token"])
+
+
 def test_a_follow_up_there_needs_a_credential_and_is_judged_by_the_account(
     api: httpx.Client, proxied_server: Server
 ) -> None:
@@ -253,13 +262,7 @@ def test_a_follow_up_there_needs_a_credential_and_is_judged_by_the_account(
     sender = new_account(proxied_server)
     home, away, elsewhere = new_sender(), new_sender(), new_sender()
 
-    sent = api.post(
-        f"/message/{creator.link_id}?receipt=true",
-        json={"message_content": "with a receipt"},
-        headers={**sender.bearer, **home.headers},
-    )
-    assert sent.status_code == 201, sent.text
-    token = sent.json()["data"]["receipt"]["token"]
+    token = receipt_of(api, creator, "with a receipt", {**sender.bearer, **home.headers})
     refused = follow_up(api, token, "signed out", away.headers)
     assert refused.status_code == 401, refused.text
     assert refused.json()["error"]["code"] == "sign_in_required"
@@ -282,13 +285,7 @@ def test_the_receipt_page_asks_a_signed_out_sender_to_sign_in_for_the_follow_up(
     creator = make_creator_in(proxied_server.database_url)
     signed_in_only(api, creator)
     sender = new_account(proxied_server)
-    sent = api.post(
-        f"/message/{creator.link_id}?receipt=true",
-        json={"message_content": "from the page"},
-        headers={**sender.bearer, **new_sender().headers},
-    )
-    assert sent.status_code == 201, sent.text
-    token = sent.json()["data"]["receipt"]["token"]
+    token = receipt_of(api, creator, "from the page", {**sender.bearer, **new_sender().headers})
     page = api.get(f"/r/{token}", headers=HTML)
     assert page.status_code == 200, page.text
     assert 'id="signin-needed"' in page.text
