@@ -32,11 +32,10 @@ from anonbox.receipts.schemas import ReceiptOut
 from anonbox.safety.flood import ProofOfWorkRequired
 from anonbox.web.infra.routing import error_page, readable, site_url
 from anonbox.web.infra.security import CSRF_FIELD, checked_form, csrf_token, set_csrf_cookie
-from anonbox.web.infra.session import Browser
+from anonbox.web.infra.session import Browser, browser_session
 from anonbox.web.pages.public import (
     character_count,
     problem_text,
-    signed_in_as,
     signed_in_sender,
     signin_to_send,
     too_fast,
@@ -164,16 +163,19 @@ async def follow_up_from_form(
     form = await checked_form(request)
     field = form.get("message_content")
     text = field.replace("\r\n", "\n") if isinstance(field, str) else ""  # as web.pages.public
-    sender: Browser | None = None
+
+    async def account() -> str | None:
+        """Asked by the service on a link for signed-in senders only, as a post's is."""
+        browser = await browser_session(request, db, settings)
+        return None if browser is None else browser.principal.user_id
+
     try:
-        link_id, _receipt = await receipts.receipt_of_link(db, token=token)
-        sender = await _signed_in(request, db, settings, (await _creator_of(db, link_id))[1])
         await messages.follow_up(
             posting,
             token=token,
             content=text,
             address=client_address(request.scope, posting.trusted_proxies),
-            account=signed_in_as(sender),
+            account=account,
         )
     except NotFound:
         return _not_found()
