@@ -235,6 +235,19 @@ SEED_1_PROFILE = {
 # A bio may be blank (it removes the bio), so only the controls are its rule; these are
 # blank to str.strip() and were taken for "remove it" before the controls were looked at.
 BLANK_CONTROLS = ["\x1c", "\x1f \x1e", "\x85", " \x0b\x0c "]
+# Names that draw nothing (issue 39, item 6): refused as a display name or a prompt, a
+# blank bio. Characters of the first plane only: the pattern cannot name the others.
+INVISIBLE_NAMES = [
+    "\u200b",
+    "\u2060\ufeff",
+    "\u200d\u200c",
+    "\u3164",
+    "\u2800",
+    "\uffa0 \u115f\u1160",
+    " \u200b\u3164 \u2800\u00ad\ufe0f ",
+    "\u202e\u2069",
+]
+VISIBLE_WITH_INVISIBLE = ["a\u200bb", "\u3164x", "\u2800\u2801", "\u202eevil"]
 
 
 @pytest.mark.parametrize(
@@ -243,6 +256,8 @@ BLANK_CONTROLS = ["\x1c", "\x1f \x1e", "\x85", " \x0b\x0c "]
         SEED_1_PROFILE,
         *({"bio": text} for text in [*TEXTS, *BLANK_CONTROLS]),
         *({"display_name": text} for text in [*TEXTS, *BLANK_CONTROLS]),
+        *({"bio": text} for text in [*INVISIBLE_NAMES, *VISIBLE_WITH_INVISIBLE]),
+        *({"display_name": text} for text in [*INVISIBLE_NAMES, *VISIBLE_WITH_INVISIBLE]),
     ],
     ids=repr,
 )
@@ -263,6 +278,28 @@ def test_the_profile_is_refused_exactly_when_its_documented_patterns_refuse_it(
     body = assert_error(answer, 400, "validation_failed")
     assert {f["problem"] for f in body["error"]["fields"]} <= {"blank", "control_character"}
     assert api.get("/account/profile", headers=creator.headers).json()["data"] == before
+
+
+@pytest.mark.parametrize("text", [*INVISIBLE_NAMES, *VISIBLE_WITH_INVISIBLE], ids=repr)
+def test_a_prompt_is_refused_exactly_when_its_documented_pattern_refuses_it(
+    api: httpx.Client,
+    creator: Creator,
+    doc: dict[str, Any],
+    link_prompt: Callable[[], str],
+    text: str,
+) -> None:
+    for template, method in (("/links", "post"), ("/links/{link_id}", "patch")):
+        pattern = body_schema(doc, template, method)["properties"]["prompt"]["pattern"]
+        assert (re.search(pattern, text) is not None) is (text in VISIBLE_WITH_INVISIBLE)
+    before = link_prompt()
+    answer = api.patch(f"/links/{creator.link_id}", json={"prompt": text}, headers=creator.headers)
+    if text in VISIBLE_WITH_INVISIBLE:
+        assert answer.status_code == 200, answer.text
+        assert link_prompt() == text
+        return
+    body = assert_error(answer, 400, "validation_failed")
+    assert body["error"]["fields"] == [{"field": "prompt", "problem": "blank"}]
+    assert link_prompt() == before
 
 
 # --- types: a JSON body has real types -----------------------------------------------------

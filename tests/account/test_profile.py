@@ -127,6 +127,92 @@ def test_without_a_credential_the_profile_is_a_401(api: httpx.Client) -> None:
     assert_error(api.get(PROFILE), 401)
 
 
+# --- a name that draws nothing (issue 39, item 6) ------------------------------------------
+
+# Each kind of character that draws nothing, alone and mixed: default-ignorable code points
+# (zero-width space, word joiner, BOM, joiners, soft hyphen, variation selector, tags), the
+# Hangul fillers and the braille blank. With one of these for a name a creator looks nameless.
+INVISIBLE_NAMES = {
+    "zero-width space": "\u200b",
+    "word joiner": "\u2060",
+    "BOM": "\ufeff",
+    "ZWJ and ZWNJ": "\u200d\u200c",
+    "Hangul filler": "\u3164",
+    "half-width Hangul filler": "\uffa0",
+    "Hangul choseong and jungseong fillers": "\u115f\u1160",
+    "braille blank": "\u2800",
+    "soft hyphen and variation selector": "\u00ad\ufe0f",
+    "tag characters": "\U000e0041\U000e0042",
+    "a mix with spaces": " \u200b\u3164 \u2800\ufeff\u2060\u200d\u00a0",
+}
+
+
+@pytest.mark.parametrize("name", list(INVISIBLE_NAMES.values()), ids=list(INVISIBLE_NAMES))
+def test_a_display_name_that_draws_nothing_is_refused_as_blank(
+    api: httpx.Client, server: Server, name: str
+) -> None:
+    creator = hanako(server)
+    assert patch_profile(api, creator, {"display_name": "Hanako", "bio": "hi"}).status_code == 200
+
+    refused = assert_error(patch_profile(api, creator, {"display_name": name}), 400)
+
+    assert refused["error"]["code"] == "validation_failed"
+    assert refused["error"]["fields"] == [{"field": "display_name", "problem": "blank"}]
+    assert profile_of(api, creator) == {"display_name": "Hanako", "bio": "hi"}
+    # Sent with a bio, it changes nothing either (not even the bio).
+    both = assert_error(patch_profile(api, creator, {"display_name": name, "bio": "new"}), 400)
+    assert both["error"]["fields"] == [{"field": "display_name", "problem": "blank"}]
+    assert profile_of(api, creator) == {"display_name": "Hanako", "bio": "hi"}
+    # An account without a name stays without one: public pages keep the neutral name.
+    fresh = hanako(server)
+    assert_error(patch_profile(api, fresh, {"display_name": name}), 400)
+    assert profile_of(api, fresh) == {"display_name": None, "bio": None}
+
+
+@pytest.mark.parametrize("bio", list(INVISIBLE_NAMES.values()), ids=list(INVISIBLE_NAMES))
+def test_a_bio_that_draws_nothing_removes_the_bio(
+    api: httpx.Client, server: Server, bio: str
+) -> None:
+    creator = hanako(server)
+    assert patch_profile(api, creator, {"display_name": "Hanako", "bio": "hi"}).status_code == 200
+
+    cleared = patch_profile(api, creator, {"bio": bio})
+
+    assert cleared.status_code == 200, cleared.text
+    assert cleared.json()["data"] == {"display_name": "Hanako", "bio": None}
+    assert profile_of(api, creator) == {"display_name": "Hanako", "bio": None}
+
+
+def test_invisible_characters_between_visible_ones_are_a_name(
+    api: httpx.Client, server: Server
+) -> None:
+    creator = hanako(server)
+    # A joiner inside an emoji sequence, a filler beside a letter: something shows.
+    for name in ("\U0001f469\u200d\U0001f4bb", "\u3164Hana\u200bko", "\u2800\u2801"):
+        named = patch_profile(api, creator, {"display_name": name})
+        assert named.status_code == 200, named.text
+        assert named.json()["data"]["display_name"] == name
+
+
+@pytest.mark.parametrize("prompt", list(INVISIBLE_NAMES.values()), ids=list(INVISIBLE_NAMES))
+def test_a_prompt_that_draws_nothing_is_refused_as_blank(
+    api: httpx.Client, creator: Creator, prompt: str
+) -> None:
+    # The prompt is the send page's heading and the link's ActivityPub summary: a link
+    # asking nothing visible looks as nameless as a blank name.
+    before = api.get(f"/links/{creator.link_id}", headers=creator.headers).json()["data"]
+    changed = api.patch(
+        f"/links/{creator.link_id}", json={"prompt": prompt}, headers=creator.headers
+    )
+    body = assert_error(changed, 400, "validation_failed")
+    assert body["error"]["fields"] == [{"field": "prompt", "problem": "blank"}]
+    made = api.post("/links", json={"prompt": prompt}, headers=creator.headers)
+    body = assert_error(made, 400, "validation_failed")
+    assert body["error"]["fields"] == [{"field": "prompt", "problem": "blank"}]
+    after = api.get(f"/links/{creator.link_id}", headers=creator.headers).json()["data"]
+    assert after["prompt"] == before["prompt"]
+
+
 # --- never the e-mail's name in public ------------------------------------------------------
 
 

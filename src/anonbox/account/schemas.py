@@ -13,7 +13,7 @@ from litestar.openapi.spec import Schema
 from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
-from anonbox.core.text import NO_CONTROLS_PATTERN, TEXT_PATTERN
+from anonbox.core.text import NO_CONTROLS_PATTERN, VISIBLE_TEXT_PATTERN
 
 EXPORT_FORMAT = "anonbox-export/1"
 
@@ -144,9 +144,11 @@ class ProfilePatch(msgspec.Struct):
         KwargDefinition(
             min_length=1,
             max_length=MAX_DISPLAY_NAME_CHARACTERS,
-            pattern=TEXT_PATTERN,
+            pattern=VISIBLE_TEXT_PATTERN,
             description="The name public pages and cards show: 1 to 80 characters once "
-            "surrounding whitespace is trimmed",
+            "surrounding whitespace is trimmed, not only characters that draw nothing "
+            "(zero-width and other default-ignorable ones, Hangul fillers, the braille "
+            "blank): such a name is refused as blank",
         ),
     ] = msgspec.UNSET
     bio: Annotated[
@@ -155,7 +157,8 @@ class ProfilePatch(msgspec.Struct):
             max_length=MAX_BIO_CHARACTERS,
             pattern=NO_CONTROLS_PATTERN,
             description="A few words under the name on the public page: up to 160 "
-            "characters, no control characters; empty, only whitespace or null removes it",
+            "characters, no control characters; empty, null, or only whitespace and characters "
+            "that draw nothing removes it",
         ),
     ] = msgspec.UNSET
 

@@ -38,7 +38,7 @@ from anonbox.core.database import Database, Row
 from anonbox.core.errors import Conflict, FieldProblem, Unauthorized, ValidationFailed
 from anonbox.core.i18n import LANGUAGES, valid_time_zone
 from anonbox.core.settings import Settings
-from anonbox.core.text import contains_control_characters, normalised_text
+from anonbox.core.text import contains_control_characters, draws_nothing, normalised_text
 
 logger = logging.getLogger("anonbox.account")
 
@@ -216,14 +216,16 @@ async def signed_in_as(db: Database, *, user_id: str) -> SignedInAs:
 
 
 def _bio(bio: str) -> str | None:
-    """A bio of only whitespace is no bio; otherwise the rules of any typed text. Control
-    characters are refused first, even in a blank one: ``str.strip()`` takes some of them
-    (U+001C to U+001F, U+0085) for whitespace, and the document's pattern refuses them."""
+    """A bio of only whitespace and characters that draw nothing (zero-width ones, Hangul
+    fillers, the braille blank: ``core.text.draws_nothing``) is no bio; otherwise the rules
+    of any typed text. Control characters are refused first, even in a blank one:
+    ``str.strip()`` takes some of them (U+001C to U+001F, U+0085) for whitespace, and the
+    document's pattern refuses them."""
     if contains_control_characters(bio):
         raise ValidationFailed(
             "bio must not contain control characters", [FieldProblem("bio", "control_character")]
         )
-    if not bio.strip():
+    if draws_nothing(bio):
         return None
     return normalised_text(bio, field="bio", max_characters=MAX_BIO_CHARACTERS, trim=True)
 
@@ -242,6 +244,7 @@ async def set_public_profile(
                 field="display_name",
                 max_characters=MAX_DISPLAY_NAME_CHARACTERS,
                 trim=True,
+                visible=True,  # a name of zero-width characters would look like none
             )
         except ValidationFailed as exc:
             problems += exc.fields

@@ -9,7 +9,7 @@ from litestar.openapi.spec import Schema
 from litestar.params import KwargDefinition
 
 from anonbox.core.envelope import Timestamp
-from anonbox.core.text import NO_CONTROLS_PATTERN, TEXT_PATTERN
+from anonbox.core.text import NO_CONTROLS_PATTERN, VISIBLE_TEXT_PATTERN
 
 MAX_PROMPT_CHARACTERS = 300
 MAX_PAUSE_HOURS = 365 * 24
@@ -27,9 +27,9 @@ MAX_CONTENT_WARNING_CHARACTERS = 100
 _PROMPT_DOC = KwargDefinition(
     min_length=1,
     max_length=MAX_PROMPT_CHARACTERS,
-    pattern=TEXT_PATTERN,
+    pattern=VISIBLE_TEXT_PATTERN,
     description="What the public page asks senders: 1 to 300 characters once surrounding "
-    "whitespace is trimmed",
+    "whitespace is trimmed, not only characters that draw nothing (refused as blank)",
 )
 
 

@@ -45,8 +45,11 @@ class NoFediverseAccount(Conflict):
 
 
 def normalised_prompt(value: str) -> str:
-    """The prompt as stored: NFC, trimmed, 1 to 300 code points, no controls."""
-    return normalised_text(value, field="prompt", max_characters=MAX_PROMPT_CHARACTERS, trim=True)
+    """The prompt as stored: NFC, trimmed, 1 to 300 code points, something visible (a
+    page asking nothing it can show looks broken), no controls."""
+    return normalised_text(
+        value, field="prompt", max_characters=MAX_PROMPT_CHARACTERS, trim=True, visible=True
+    )
 
 
 def _link_out(row: Row) -> LinkOut:
