@@ -33,6 +33,7 @@ from anonbox.core.errors import AnonboxError, Gone, RateLimited, ServiceUnavaila
 from anonbox.core.i18n import DEFAULT_TIME_ZONE, N_, gettext, set_locale
 from anonbox.core.routing import OptionsRouter
 from anonbox.core.settings import Settings
+from anonbox.core.text import isolated
 from anonbox.links import prompts
 from anonbox.web.infra import forms
 from anonbox.web.infra.locale import browser_language, public_locale, vary_by_language
@@ -71,6 +72,8 @@ def _environment() -> Environment:
     # Text a person wrote (a name, a prompt) inside a sentence of ours: isolated, in its
     # own direction, so an Arabic name does not reorder the sentence around it.
     env.filters["bidi"] = lambda text: Markup('<bdi dir="auto">%s</bdi>') % text
+    # The same where no element can hold it (a <title>, an attribute): bidi controls.
+    env.filters["isolated"] = isolated
     return env
 
 

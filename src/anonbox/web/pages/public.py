@@ -30,6 +30,7 @@ from anonbox.core.i18n import N_, _, ngettext
 from anonbox.core.paths import Cursor
 from anonbox.core.requests import prefers_html
 from anonbox.core.settings import Settings
+from anonbox.core.text import isolated
 from anonbox.links import service as links
 from anonbox.links.availability import NO_LINK
 from anonbox.links.schemas import PublicLink
@@ -319,7 +320,8 @@ async def send_from_form(
     except messages.LinkPaused:
         paused = PublicLink(**{**_fields(link), "paused": True})
         error = (
-            _("%(name)s is not accepting messages right now.", name=paused.creator_name)
+            # A plain string in the page's sentence: no <bdi> around the name.
+            _("%(name)s is not accepting messages right now.", name=isolated(paused.creator_name))
             if paused.creator_named
             else _("This creator is not accepting messages right now.")
         )
