@@ -26,6 +26,7 @@ from litestar.di import Provide
 
 from anonbox.account.service import erase_due, erase_every
 from anonbox.auth.dependencies import provide_oidc
+from anonbox.auth.email_signin import SignInMailCourier
 from anonbox.auth.fediverse.client import InstanceClient
 from anonbox.auth.oidc import OIDCClient
 from anonbox.auth.service import proven as proven_credentials
@@ -79,6 +80,11 @@ def periodic_chores(settings: Settings) -> list[Chore]:
         Chore("resuming ended pauses", links.RESUME_SECONDS, links.resume_ended),
         Chore("federating changes", federation.SWEEP_SECONDS, federation.sweeper(settings)),
         Chore(
+            "forgetting spent signatures",
+            federation.PURGE_SIGNATURES_SECONDS,
+            federation.forget_signatures,
+        ),
+        Chore(
             "purging old filtered messages",
             filtered_messages.PURGE_EVERY_SECONDS,
             filtered_messages.purge_expired,
@@ -99,6 +105,12 @@ def federation_channels(
         return [(FederationChannel(site), courier, courier.purge)]
 
     return make
+
+
+def signin_mails(db: Database, settings: Settings, mailer: Mailer) -> Extra:
+    """Sign-in mails, sent after the ask is answered (``auth.email_signin``)."""
+    courier = SignInMailCourier(db, settings, mailer)
+    return (courier, courier, courier.purge)
 
 
 async def _stop(task: asyncio.Task[Any]) -> None:
@@ -151,7 +163,10 @@ async def started(settings: Settings, metrics: Metrics | None) -> AsyncIterator[
             mailer,
             hub.activity,
             card=answer_cards(db, cards, settings),
-            more=federation_channels(db, settings),
+            more=lambda http: [
+                *federation_channels(db, settings)(http),
+                *([] if mailer is None else [signin_mails(db, settings, mailer)]),
+            ],
         ),
         oidc=OIDCClient(settings, http) if settings.google_client_id else None,
         fediverse=InstanceClient(http, allow_private=settings.federation_allow_private),

@@ -49,6 +49,10 @@ class Remote:
     received: list[tuple[dict[str, str], bytes]] = field(default_factory=list)
     inbox_status: int = 202  # what its inboxes answer
     shared: bool = False
+    # Documents served as they are (body, Content-Type) in place of an actor, by path:
+    # what a hostile server (or a user's upload on an honest one) serves.
+    pages: dict[str, tuple[bytes, str]] = field(default_factory=dict)
+    fetched: list[str] = field(default_factory=list)  # the paths asked for, in order
 
     @property
     def actor(self) -> str:
@@ -83,9 +87,13 @@ def serving() -> Iterator[Remote]:
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            body = json.dumps(state.document(self.path)).encode()
+            state.fetched.append(self.path)
+            body, media = state.pages.get(self.path) or (
+                json.dumps(state.document(self.path)).encode(),
+                "application/activity+json",
+            )
             self.send_response(200)
-            self.send_header("Content-Type", "application/activity+json")
+            self.send_header("Content-Type", media)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -112,15 +120,16 @@ def serving() -> Iterator[Remote]:
 def signed(
     server: Server,
     path: str,
-    activity: dict[str, Any],
+    activity: dict[str, Any] | bytes,
     *,
     key: rsa.RSAPrivateKey,
     key_id: str,
     date: datetime | None = None,
     digest_of: bytes | None = None,
 ) -> dict[str, str]:
-    """Headers signing a POST as draft-cavage-12 asks (written here, not anonbox's)."""
-    body = json.dumps(activity).encode()
+    """Headers signing a POST as draft-cavage-12 asks (written here, not anonbox's), of an
+    activity or of a body as it is sent."""
+    body = activity if isinstance(activity, bytes) else json.dumps(activity).encode()
     host = server.url.removeprefix("http://")
     when = format_datetime(date or datetime.now(UTC), usegmt=True)
     digest = "SHA-256=" + base64.b64encode(hashlib.sha256(digest_of or body).digest()).decode()

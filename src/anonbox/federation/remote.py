@@ -3,8 +3,16 @@
 Each fetch goes where the courier's deliveries go, and no further
 (``notifications.destinations``): the name resolved now and pinned, no private, loopback
 or link-local address unless ``ANONBOX_FEDERATION_ALLOW_PRIVATE``, no redirects, at most
-``MAX_DOCUMENT_BYTES``. The GET is signed with the link's own key (servers in "secure
-mode" answer only signed fetches). No SQL here.
+``MAX_DOCUMENT_BYTES``, bounded in depth before it is parsed (``peerjson``). The GET is
+signed with the link's own key (servers in "secure mode" answer only signed fetches).
+
+**A document speaks only for itself** (Mastodon's CVE-2024-23832): what is taken from a
+document is believed only when it was served, as ActivityPub (``application/activity+json``,
+or ``application/ld+json`` with the ActivityStreams profile), from the address its ``id``
+names. A key is an actor's only when that actor's own document, so fetched, lists it with
+the actor as its owner; a key document served apart (``…/main-key``, as GoToSocial serves
+it) is only a pointer to its owner, whose document is then read from the owner's id. No
+SQL here.
 """
 
 from __future__ import annotations
@@ -14,13 +22,15 @@ from typing import Any
 from urllib.parse import urldefrag, urlsplit
 
 import httpx
-import msgspec
 
-from anonbox.federation import signatures
-from anonbox.notifications.destinations import Undeliverable, pinned_target
+from anonbox.federation import peerjson, signatures
+from anonbox.notifications.destinations import Undeliverable, destination, pinned_target
 
 MAX_DOCUMENT_BYTES = 1 << 20
-ACCEPT = 'application/activity+json, application/ld+json; profile="https://www.w3.org/ns/activitystreams"'
+ACTIVITY_STREAMS = "https://www.w3.org/ns/activitystreams"
+ACCEPT = f'application/activity+json, application/ld+json; profile="{ACTIVITY_STREAMS}"'
+# The longest address kept of a remote actor (its id, inboxes, key id): the columns' size.
+MAX_URL_CHARACTERS = 2048
 
 
 class Unreachable(Exception):
@@ -52,11 +62,43 @@ def domains_to_check(url: str) -> list[str]:
     return [".".join(labels[i:]) for i in range(len(labels)) if labels[i:] != [""]]
 
 
+def activitypub_media(content_type: str | None) -> bool:
+    """Whether a response's ``Content-Type`` is ActivityPub's: ``application/activity+json``,
+    or ``application/ld+json`` whose profile names ActivityStreams (as Mastodon reads it).
+    An uploaded file (``application/octet-stream``), a page or plain JSON is not."""
+    if not content_type:
+        return False
+    media, *params = (part.strip() for part in content_type.split(";"))
+    if media.lower() == "application/activity+json":
+        return True
+    if media.lower() != "application/ld+json":
+        return False
+    for param in params:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "profile" and ACTIVITY_STREAMS in value.strip('"').split():
+            return True
+    return False
+
+
+def checked_url(url: object) -> str:
+    """``url`` if it is an http(s) address anonbox could fetch or send to (its shape only:
+    where it points is checked when it is fetched); ``Unreachable`` otherwise."""
+    if not isinstance(url, str) or len(url) > MAX_URL_CHARACTERS:
+        raise Unreachable("Not an address")
+    try:
+        destination(url, allow_private=True)
+    except Undeliverable as exc:
+        raise Unreachable(str(exc)) from exc
+    return url
+
+
 async def fetch_json(
     http: httpx.AsyncClient, url: str, *, allow_private: bool, signer: Signer | None
 ) -> dict[str, Any]:
+    """The JSON object served as ActivityPub at ``url``, not following redirects (so the
+    document is the one at ``url``; ``fetch_object`` checks that it says so too)."""
     try:
-        target = await pinned_target(url, allow_private=allow_private)
+        target = await pinned_target(checked_url(url), allow_private=allow_private)
     except Undeliverable as exc:
         raise Unreachable(str(exc)) from exc
     parts = urlsplit(url)
@@ -75,23 +117,38 @@ async def fetch_json(
         )
     try:
         async with http.stream(
-            "GET", target.url, headers=headers, extensions=target.extensions
+            "GET",
+            target.url,
+            headers=headers,
+            extensions=target.extensions,
+            follow_redirects=False,  # a redirect is another document: not the one asked for
         ) as answer:
             if answer.status_code != 200:
                 raise Unreachable(f"HTTP {answer.status_code}")
+            if not activitypub_media(answer.headers.get("content-type")):
+                raise Unreachable("The document is not served as ActivityPub")
             body = b""
             async for chunk in answer.aiter_bytes():
                 body += chunk
                 if len(body) > MAX_DOCUMENT_BYTES:
                     raise Unreachable("The document is too large")
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
         raise Unreachable(type(exc).__name__) from exc
     try:
-        document = msgspec.json.decode(body)
-    except msgspec.DecodeError as exc:
-        raise Unreachable("The document is not JSON") from exc
-    if not isinstance(document, dict):
-        raise Unreachable("The document is not a JSON object")
+        return peerjson.decode_object(body)
+    except peerjson.NotJSON as exc:
+        raise Unreachable(f"The document: {exc}") from exc
+
+
+async def fetch_object(
+    http: httpx.AsyncClient, url: str, *, allow_private: bool, signer: Signer | None
+) -> dict[str, Any]:
+    """The document at ``url`` that says it is ``url``: the only kind whose contents are
+    believed (a document at one address claiming another's id is refused, as Mastodon's
+    ``fetch_resource`` refuses it)."""
+    document = await fetch_json(http, url, allow_private=allow_private, signer=signer)
+    if document.get("id") != url:
+        raise Unreachable("The document is not the one its address names")
     return document
 
 
@@ -109,31 +166,34 @@ def _key_of(document: dict[str, Any], key_id: str) -> tuple[str, str] | None:
 async def actor_of_key(
     http: httpx.AsyncClient, key_id: str, *, allow_private: bool, signer: Signer | None
 ) -> RemoteActor:
-    """The actor that owns ``key_id``, with that key, read from where the key id points."""
-    document = await fetch_json(
-        http, urldefrag(key_id)[0], allow_private=allow_private, signer=signer
-    )
+    """The actor that owns ``key_id``, with that key: the key's document is read from where
+    the key id points; unless it is the owner's own document (served at the owner's id),
+    the owner's document is read from the owner's id and must list the key as its own."""
+    where = urldefrag(checked_url(key_id))[0]
+    document = await fetch_json(http, where, allow_private=allow_private, signer=signer)
     found = _key_of(document, key_id)
     if found is None:
         raise Unreachable("The key is not in the document its id names")
-    owner, pem = found
-    if document.get("id") != owner:  # a key document: its owner holds the inboxes
-        document = await fetch_json(http, owner, allow_private=allow_private, signer=signer)
-        if _key_of(document, key_id) is None:
-            raise Unreachable("The key's owner does not name the key")
-    if domain_of(owner) != domain_of(key_id) or document.get("id") != owner:
+    owner = found[0]
+    if document.get("id") != where or owner != where:
+        # A key document, or a document claiming to be someone else's: only the owner's
+        # own document can say that the key is the owner's.
+        document = await fetch_object(
+            http, checked_url(owner), allow_private=allow_private, signer=signer
+        )
+        found = _key_of(document, key_id)
+        if found is None or found[0] != owner:
+            raise Unreachable("The key's owner does not list the key as its own")
+    pem = found[1]
+    if domain_of(owner) != domain_of(key_id):
         raise Unreachable("The key's owner is not on the key's server")
-    inbox = document.get("inbox")
-    endpoints = document.get("endpoints")
-    shared = endpoints.get("sharedInbox") if isinstance(endpoints, dict) else None
-    if not isinstance(inbox, str):
-        raise Unreachable("The actor has no inbox")
+    inboxes = _inboxes(document, owner)
     return RemoteActor(
         id=owner,
         key_id=key_id,
         public_key=pem,
-        inbox=inbox,
-        shared_inbox=shared if isinstance(shared, str) else None,
+        inbox=inboxes.inbox,
+        shared_inbox=inboxes.shared_inbox,
     )
 
 
@@ -144,14 +204,23 @@ class Inboxes:
     shared_inbox: str | None
 
 
+def _inboxes(document: dict[str, Any], actor_id: str) -> Inboxes:
+    endpoints = document.get("endpoints")
+    shared = endpoints.get("sharedInbox") if isinstance(endpoints, dict) else None
+    try:
+        inbox = checked_url(document.get("inbox"))
+    except Unreachable as exc:
+        raise Unreachable("The actor has no inbox") from exc
+    try:
+        shared = checked_url(shared) if shared is not None else None
+    except Unreachable:
+        shared = None  # its own inbox will do
+    return Inboxes(actor_id, inbox, shared)
+
+
 async def inboxes_of(
     http: httpx.AsyncClient, actor_id: str, *, allow_private: bool, signer: Signer | None
 ) -> Inboxes:
-    """Where an actor (a new follower) is reached."""
-    document = await fetch_json(http, actor_id, allow_private=allow_private, signer=signer)
-    inbox = document.get("inbox")
-    endpoints = document.get("endpoints")
-    shared = endpoints.get("sharedInbox") if isinstance(endpoints, dict) else None
-    if document.get("id") != actor_id or not isinstance(inbox, str):
-        raise Unreachable("The actor document is not the actor's, or has no inbox")
-    return Inboxes(actor_id, inbox, shared if isinstance(shared, str) else None)
+    """Where an actor (a new follower) is reached, from its own document."""
+    document = await fetch_object(http, actor_id, allow_private=allow_private, signer=signer)
+    return _inboxes(document, actor_id)

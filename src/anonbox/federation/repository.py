@@ -177,6 +177,32 @@ async def store_remote_key(
     )
 
 
+# --- signatures seen (each counts once) ----------------------------------------------------
+
+
+async def signature_seen(conn: Connection, fingerprint: str) -> bool:
+    found = await conn.fetchrow(
+        "SELECT 1 FROM federation_signatures WHERE fingerprint = $1", fingerprint
+    )
+    return found is not None
+
+
+async def remember_signature(conn: Connection, *, fingerprint: str, until: int) -> bool:
+    """Remember a signature until ``until``; False if it is remembered already (the key
+    is unique: of two parallel inserts, one waits for the other and then inserts nothing)."""
+    added = await conn.execute(
+        "INSERT INTO federation_signatures (fingerprint, expires_at) VALUES ($1, $2)"
+        " ON CONFLICT (fingerprint) DO NOTHING",
+        fingerprint,
+        until,
+    )
+    return added == 1
+
+
+async def forget_signatures(conn: Connection, *, before: int) -> int:
+    return await conn.execute("DELETE FROM federation_signatures WHERE expires_at < $1", before)
+
+
 # --- blocked servers -----------------------------------------------------------------------
 
 

@@ -29,7 +29,6 @@ from anonbox.core.envelope import (
     envelope,
     error_responses,
 )
-from anonbox.core.errors import PayloadTooLarge
 from anonbox.core.paths import LinkId, RowId
 from anonbox.core.requests import prefers_html
 from anonbox.federation import activities, service
@@ -87,7 +86,13 @@ async def actor(
     return _document(found)
 
 
-@post("/ap/links/{link_id:str}/inbox", status_code=202, include_in_schema=False)
+@post(
+    "/ap/links/{link_id:str}/inbox",
+    status_code=202,
+    include_in_schema=False,
+    # Bounded before it is read (413 past it); the depth, before it is parsed (service).
+    request_max_body_size=service.MAX_ACTIVITY_BYTES,
+)
 async def inbox(
     request: AnyRequest,
     link_id: LinkId,
@@ -101,8 +106,6 @@ async def inbox(
     address = client_address(request.scope, request.app.state.trusted_proxies)
     await gate.throttle_client(db, address=address, limit=settings.limit_federation_inbox)
     body = await request.body()
-    if len(body) > service.MAX_ACTIVITY_BYTES:
-        raise PayloadTooLarge("An activity is at most 256 KiB")
     target = request.scope["raw_path"].decode("latin-1")
     if request.scope["query_string"]:
         target += "?" + request.scope["query_string"].decode("latin-1")

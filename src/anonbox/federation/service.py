@@ -4,9 +4,11 @@ A link is an actor only while its creator has it followable (``links.fediverse``
 site federates (``Settings.federates``: not turned off, ``ANONBOX_PUBLIC_URL`` set);
 otherwise every federation address of it answers 404, as for no link. The inbox takes
 ``Follow`` and ``Undo`` of a follow, signed (``signatures``) with a key read from the
-sender's actor (``remote``), cached by key id and read again once when the cached one
-does not verify (the sender rotated it). Anything else it takes is answered 202 and
-ignored. Whatever is sent (``Accept``, ``Create``, ``Delete``, ``Update``) is a row for
+sender's actor (``remote``: only an actor's own document vouches for its key), cached by
+key id only once so vouched for, and read again once when the cached one does not verify
+(the sender rotated it). A signature counts once: it is remembered, in the transaction
+that acts on it, until its Date leaves the window. Anything else it takes is answered
+202 and ignored. Whatever is sent (``Accept``, ``Create``, ``Delete``, ``Update``) is a row for
 the courier (``delivery``), in the transaction that decided it, one per inbox: a server's
 shared inbox once for all its followers.
 """
@@ -37,7 +39,7 @@ from anonbox.core.errors import (
 )
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
-from anonbox.federation import activities, remote, repository, signatures
+from anonbox.federation import activities, peerjson, remote, repository, signatures
 from anonbox.federation.activities import Answer, Profile, Site
 from anonbox.federation.schemas import DOMAIN_PATTERN, BlockedDomain, BlockedDomainList
 
@@ -45,6 +47,11 @@ NOT_FOLLOWABLE = "No followable link here"
 # Changes looked for (name, prompt, deleted answers) this often, by every instance.
 SWEEP_SECONDS = 2.0
 MAX_ACTIVITY_BYTES = 256 * 1024
+# Each accepted signature is remembered until its Date leaves the window (an hour either
+# side of now), and a minute more for clocks that differ between instances.
+SIGNATURE_KEPT_SECONDS = signatures.MAX_SKEW_SECONDS + 60
+# How often every instance forgets the signatures whose window has passed.
+PURGE_SIGNATURES_SECONDS = 300.0
 
 
 class Unsigned(Unauthorized):
@@ -225,6 +232,25 @@ async def _sender(
     return found.id
 
 
+def _activity(body: bytes) -> dict[str, Any]:
+    try:
+        activity = peerjson.decode_object(body)
+    except peerjson.NotJSON as exc:
+        raise BadRequest(f"The activity is not a JSON object: {exc}") from exc
+    if not isinstance(activity.get("actor"), str):
+        raise ValidationFailed(
+            "The activity must be a JSON object naming its actor",
+            [FieldProblem("actor", "invalid")],
+        )
+    return activity
+
+
+async def _once(conn: Connection, seen: str, until: int) -> None:
+    """Remember the signature (in the caller's transaction); refused if it was already."""
+    if not await repository.remember_signature(conn, fingerprint=seen, until=until):
+        raise Unsigned("This signed request was received already")
+
+
 async def receive(
     db: Database,
     fed: Federation,
@@ -239,20 +265,13 @@ async def receive(
     row = await followable(db, link_id)
     try:
         parsed = signatures.parse(headers.get("signature"))
-        signatures.check_request(parsed, method="POST", headers=headers, body=body)
-    except signatures.BadSignature as exc:
+        sent = signatures.check_request(parsed, method="POST", headers=headers, body=body)
+        remote.checked_url(parsed.key_id)
+    except (signatures.BadSignature, remote.Unreachable) as exc:
         raise Unsigned(str(exc)) from exc
     if await _blocked(db, parsed.key_id):
         raise Forbidden("This server does not federate with the sender's")
-    try:
-        activity = msgspec.json.decode(body)
-    except msgspec.DecodeError as exc:
-        raise BadRequest("The activity is not JSON") from exc
-    if not isinstance(activity, dict) or not isinstance(activity.get("actor"), str):
-        raise ValidationFailed(
-            "The activity must be a JSON object naming its actor",
-            [FieldProblem("actor", "invalid")],
-        )
+    activity = _activity(body)
 
     def check(public_pem: str) -> bool:
         return signatures.verify(
@@ -263,20 +282,33 @@ async def receive(
     sender = await _sender(db, fed, parsed, check, signer)
     if activity["actor"] != sender:
         raise Unsigned("The activity's actor is not the key's owner")
+    seen = signatures.fingerprint(parsed)
+    if await repository.signature_seen(db, seen):  # before a replay costs a fetch
+        raise Unsigned("This signed request was received already")
+    until = int(sent.timestamp() + SIGNATURE_KEPT_SECONDS) * 1_000_000
     kind = activity.get("type")
     if kind == "Follow" and activity.get("object") == site.actor(link_id):
-        await _follow(db, fed, row, activity, signer)
+        await _follow(db, fed, row, activity, signer, once=(seen, until))
         return "Follow accepted"
-    if kind == "Undo" and isinstance(activity.get("object"), (dict, str)):
-        undone = activity["object"]
-        if isinstance(undone, str) or undone.get("type") == "Follow":
-            await repository.remove_follower(db, link_id=link_id, actor_id=sender)
-            return "Unfollowed"
-    return "Ignored"
+    done = "Ignored"
+    async with db.transaction() as tx:
+        await _once(tx, seen, until)
+        if kind == "Undo" and isinstance(activity.get("object"), (dict, str)):
+            undone = activity["object"]
+            if isinstance(undone, str) or undone.get("type") == "Follow":
+                await repository.remove_follower(tx, link_id=link_id, actor_id=sender)
+                done = "Unfollowed"
+    return done
 
 
 async def _follow(
-    db: Database, fed: Federation, row: Row, follow: dict[str, Any], signer: remote.Signer
+    db: Database,
+    fed: Federation,
+    row: Row,
+    follow: dict[str, Any],
+    signer: remote.Signer,
+    *,
+    once: tuple[str, int],
 ) -> None:
     try:
         follower = await remote.inboxes_of(
@@ -292,6 +324,7 @@ async def _follow(
     now = now_us()
     accept = activities.accept(site, link_id, follow, new_ulid(now))
     async with db.transaction() as tx:
+        await _once(tx, *once)  # first: a parallel replay waits here, then is refused
         await repository.add_follower(
             tx,
             link_id=link_id,
@@ -390,6 +423,11 @@ async def sweep(db: Database, settings: Settings) -> None:
                 activity=activities.update(site, _profile(row), new_ulid(now)),
                 inboxes=await repository.inboxes(tx, str(row["link_id"])),
             )
+
+
+async def forget_signatures(db: Database) -> None:
+    """Forget the signatures whose Date has left the window: a chore of every instance."""
+    await repository.forget_signatures(db, before=now_us())
 
 
 def sweeper(settings: Settings) -> Any:

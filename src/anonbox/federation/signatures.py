@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
@@ -137,12 +137,16 @@ def check_request(
     headers: Mapping[str, str],
     body: bytes,
     now: datetime | None = None,
-) -> None:
+) -> datetime:
     """What can be checked before the key is known: the signed headers cover what an
-    inbox needs, the Date is within an hour, the Digest is the body's."""
+    inbox needs and are all there, the Date is within an hour, the Digest is the body's.
+    The Date, for how long the signature may be replayed (``MAX_SKEW_SECONDS`` after it)."""
     missing = [name for name in REQUIRED_POST if name not in parsed.headers]
     if method.upper() == "POST" and missing:
         raise BadSignature(f"The signature must cover {', '.join(missing)}")
+    absent = [name for name in parsed.headers if name != "(request-target)" and name not in headers]
+    if absent:
+        raise BadSignature(f"The signed headers {', '.join(absent)[:200]} are missing")
     date = headers.get("date")
     if not date:
         raise BadSignature("The request has no Date header")
@@ -161,6 +165,15 @@ def check_request(
         ]
         if not sha or sha[0].split("=", 1)[1] != digest(body).split("=", 1)[1]:
             raise BadSignature("The Digest header is not the body's SHA-256")
+    return sent
+
+
+def fingerprint(parsed: SignatureHeader) -> str:
+    """What a signature is remembered by, so that it counts once: a hash of its value.
+    The value signs the request target, host, date and digest (RSASSA-PKCS1-v1_5 is
+    deterministic), so one activity sent to two inboxes is two fingerprints, and the
+    same request sent twice is one, however its header is written."""
+    return hashlib.sha256(parsed.signature).hexdigest()
 
 
 def verify(
@@ -174,7 +187,7 @@ def verify(
     """Whether the signature is the key's over the named headers."""
     try:
         key = serialization.load_pem_public_key(public_pem.encode())
-    except ValueError:
+    except (ValueError, UnsupportedAlgorithm):
         return False
     if not isinstance(key, rsa.RSAPublicKey):
         return False
@@ -185,6 +198,6 @@ def verify(
             padding.PKCS1v15(),
             hashes.SHA256(),
         )
-    except InvalidSignature:
+    except (InvalidSignature, BadSignature):
         return False
     return True
