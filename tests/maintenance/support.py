@@ -18,9 +18,10 @@ from tests.support.http import loopback_client
 
 
 def anonbox(
-    *args: str, database_url: str, cwd: Path, timeout: float = 300
+    *args: str, database_url: str, cwd: Path, timeout: float = 300, umask: int = -1
 ) -> subprocess.CompletedProcess[str]:
-    """The command as a self-hoster runs it, in a process of its own."""
+    """The command as a self-hoster runs it, in a process of its own (under ``umask``, when
+    one is given)."""
     env = {**os.environ, "ANONBOX_DATABASE_URL": database_url}
     return subprocess.run(
         [sys.executable, "-m", "anonbox", *args],
@@ -30,6 +31,23 @@ def anonbox(
         text=True,
         timeout=timeout,
         check=False,
+        umask=umask,
+    )
+
+
+def anonbox_started(
+    *args: str, database_url: str, cwd: Path, umask: int = -1
+) -> subprocess.Popen[str]:
+    """The command started, not waited for."""
+    env = {**os.environ, "ANONBOX_DATABASE_URL": database_url}
+    return subprocess.Popen(
+        [sys.executable, "-m", "anonbox", *args],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        umask=umask,
     )
 
 

@@ -9,21 +9,26 @@ that holds anything, are refused with one line, and nothing changes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import pty
 import select
 import shutil
 import sqlite3
+import stat
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import asyncpg
 import httpx
 import pytest
 
+from anonbox.core.database import driver_url
 from anonbox.maintenance.schemas import MaintenanceError
 from anonbox.maintenance.service import check_backup
 from tests.actions import post_message, post_reply, reply_items, whole_inbox
@@ -31,6 +36,7 @@ from tests.conftest import BACKENDS, Creator, make_creator_in
 from tests.maintenance.support import (
     Posting,
     anonbox,
+    anonbox_started,
     assert_refused,
     contents,
     counts,
@@ -216,6 +222,30 @@ def _not_a_backup(source: Path, into: Path) -> Path:
     return into
 
 
+def _a_column_more(source: Path, into: Path) -> Path:
+    """A whole backup at this schema's revision, with a column this schema lacks."""
+    shutil.copyfile(source, into)
+    with sqlite3.connect(into) as conn:
+        conn.execute("ALTER TABLE stream_overlays ADD COLUMN colour TEXT")
+    return into
+
+
+def _a_table_fewer(source: Path, into: Path) -> Path:
+    """A whole backup at this schema's revision, without one of its tables (and without
+    its count, so the file is whole as far as it says)."""
+    shutil.copyfile(source, into)
+    with sqlite3.connect(into) as conn:
+        conn.execute("DROP TABLE muted_words")
+        recorded = json.loads(
+            conn.execute("SELECT value FROM anonbox_backup WHERE name = 'counts'").fetchone()[0]
+        )
+        del recorded["muted_words"]
+        conn.execute(
+            "UPDATE anonbox_backup SET value = ? WHERE name = 'counts'", (json.dumps(recorded),)
+        )
+    return into
+
+
 @pytest.mark.parametrize(
     ("spoil", "says"),
     [
@@ -223,6 +253,8 @@ def _not_a_backup(source: Path, into: Path) -> Path:
         (_other_revision, "revision 9999"),
         (_short_of_a_row, "damaged"),
         (_not_a_backup, "not an anonbox backup"),
+        (_a_column_more, "the two schemas differ"),
+        (_a_table_fewer, "the two schemas differ"),
     ],
 )
 def test_restore_checks_the_file_first_and_changes_nothing(
@@ -240,6 +272,7 @@ def test_restore_checks_the_file_first_and_changes_nothing(
     assert_refused(refused, says)
     if backend == "sqlite":
         assert not sqlite_path(target).exists(), "a refused restore made the database"
+        assert list(sqlite_path(target).parent.iterdir()) == [], "a refused restore left a file"
     else:
         assert table_names(target) == set(), "a refused restore migrated the database"
 
@@ -371,3 +404,78 @@ def test_backup_and_restore_say_what_is_wrong_in_one_line(
         )
     assert_refused(done, says)
     assert not out.exists()
+
+
+@contextlib.contextmanager
+def source_held(url: str) -> Iterator[None]:
+    """The source database locked against the backup's reads until the block ends: on
+    SQLite an exclusive lock on the whole file, on PostgreSQL on the messages table. The
+    backup then waits with its file half made, where the test can look at it."""
+    if url.startswith("sqlite"):
+        holder = sqlite3.connect(sqlite_path(url), isolation_level=None)
+        try:
+            holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+            holder.execute("BEGIN EXCLUSIVE")
+            yield
+        finally:
+            holder.close()
+        return
+
+    async def lock(locked: asyncio.Event, release: asyncio.Event) -> None:
+        conn = await asyncpg.connect(driver_url(url)[1])
+        try:
+            async with conn.transaction():
+                await conn.execute("LOCK TABLE messages IN ACCESS EXCLUSIVE MODE")
+                locked.set()
+                await release.wait()
+        finally:
+            await conn.close()
+
+    loop = asyncio.new_event_loop()
+    locked, release = asyncio.Event(), asyncio.Event()
+    holding = threading.Thread(target=loop.run_until_complete, args=(lock(locked, release),))
+    holding.start()
+    try:
+        assert asyncio.run_coroutine_threadsafe(locked.wait(), loop).result(timeout=30) is True
+        yield
+    finally:
+        loop.call_soon_threadsafe(release.set)
+        holding.join(timeout=30)
+        loop.close()
+
+
+def mode(path: Path) -> str:
+    return oct(stat.S_IMODE(path.stat().st_mode))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_backup_is_its_owners_alone_from_its_first_byte_whatever_the_umask(
+    backend: str, database_url_factory: Callable[..., str], tmp_path: Path
+) -> None:
+    """Under a umask that takes nothing away, the backup (every e-mail address, webhook
+    secret and session hash) is 0600 while it is written and once it is whole."""
+    url = database_url_factory(backend)
+    make_creator_in(url)
+    into = tmp_path / "backups"
+    into.mkdir()
+    out = into / "site.anonbox"
+    partial = into / ".site.anonbox.partial"
+    seen: list[str] = []
+    with source_held(url):
+        running = anonbox_started(
+            "backup", "--out", str(out), database_url=url, cwd=tmp_path, umask=0
+        )
+        while running.poll() is None and not seen:  # the backup waits for the source
+            try:
+                seen.append(mode(partial))
+            except FileNotFoundError:
+                time.sleep(0.01)
+        seen += [mode(into / name) for name in os.listdir(into)]  # its journal, if any yet
+    _stdout, stderr = running.communicate(timeout=300)
+    assert seen, f"the backup ended before its file was seen: {stderr}"
+    assert running.returncode == 0, stderr
+    assert set(seen) == {"0o600"}
+    assert os.listdir(into) == [out.name]  # nothing partial left beside it
+    assert mode(out) == "0o600"
+    with sqlite3.connect(out) as conn:  # and it is a backup
+        assert conn.execute("SELECT count(*) FROM users").fetchone()[0] == 1

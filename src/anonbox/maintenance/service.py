@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -120,14 +121,7 @@ async def copy_tables(source: Side, target: Side, progress: Progress) -> Copied:
     """Every table from ``source`` (a snapshot already begun) into ``target`` (a write
     transaction already begun), then the counts compared."""
     theirs, ours = data_tables(await source.tables()), data_tables(await target.tables())
-    if set(theirs) != set(ours):
-        raise MaintenanceError(
-            f"the two schemas differ: only in the source {sorted(set(theirs) - set(ours))}, "
-            f"only in the target {sorted(set(ours) - set(theirs))}"
-        )
-    for name, table in ours.items():
-        if set(table.columns) != set(theirs[name].columns):
-            raise MaintenanceError(f"the two schemas differ in the columns of table {name}")
+    _refuse_unless_same_schema(theirs, ours, "the target")
     order = in_key_order(ours.values())
     counts = {table.name: await source.count(table.name) for table in order}
     progress.begin(sum(counts.values()))
@@ -150,11 +144,60 @@ async def copy_tables(source: Side, target: Side, progress: Progress) -> Copied:
     return Copied(counts)
 
 
+def _refuse_unless_same_schema(
+    theirs: dict[str, Table], ours: dict[str, Table], ours_are: str
+) -> None:
+    if set(theirs) != set(ours):
+        raise MaintenanceError(
+            f"the two schemas differ: only in the source {sorted(set(theirs) - set(ours))}, "
+            f"only in {ours_are} {sorted(set(ours) - set(theirs))}"
+        )
+    for name, table in ours.items():
+        if set(table.columns) != set(theirs[name].columns):
+            raise MaintenanceError(f"the two schemas differ in the columns of table {name}")
+
+
+async def _head_schema() -> dict[str, Table]:
+    """The tables this anonbox's migrations make, read from a scratch SQLite file migrated
+    in a temporary directory of its own (a second, a few hundred kilobytes). Both databases
+    have the same tables and columns (a backup and a move compare them), so it is the
+    reference for a PostgreSQL target too."""
+    with tempfile.TemporaryDirectory(prefix="anonbox-schema-") as scratch:
+        path = Path(scratch) / "schema.db"
+        await _migrate(f"sqlite:///{path}")
+        side = SQLiteSide.reading(path)
+        try:
+            return data_tables(await side.tables())
+        finally:
+            await side.close()
+
+
 async def _copy_into(url: str, source: Side, progress: Progress, *, new: bool) -> Copied:
-    """Into the empty database at ``url`` (``new``: a file not made yet): checked empty,
-    migrated, filled in one transaction (which finds it empty again before it writes)."""
-    if not new:
-        await _check_target_empty(url)
+    """Into the empty database at ``url`` (``new``: an SQLite file not made yet). Every
+    refusal that the source or the target's contents decide is made before the target is
+    created or migrated: the source's tables against this anonbox's, then the target
+    checked empty. A new file is written beside its name and renamed once whole, so a copy
+    that fails later (a row the target will not take) leaves no file either."""
+    _refuse_unless_same_schema(
+        data_tables(await source.tables()), await _head_schema(), "this anonbox's"
+    )
+    if new:
+        path = Path(driver_url(url)[1])
+        if not path.parent.is_dir():
+            raise MaintenanceError(f"no directory {path.parent} to restore the database into")
+        partial = _new_private_partial(path)
+        try:
+            copied = await _migrate_and_fill(f"sqlite:///{partial}", source, progress)
+            _put_in_place(partial, path)
+            return copied
+        finally:
+            _remove_partial(partial)
+    await _check_target_empty(url)
+    return await _migrate_and_fill(url, source, progress)
+
+
+async def _migrate_and_fill(url: str, source: Side, progress: Progress) -> Copied:
+    """Migrated, then filled in one transaction (which finds it empty again before it writes)."""
     await _migrate(url)
     target = await open_writing(url)
     try:
@@ -169,6 +212,46 @@ async def _copy_into(url: str, source: Side, progress: Progress, *, new: bool) -
         await target.close()
 
 
+# --- the files a backup and a restore write -----------------------------------------------
+#
+# A backup holds every e-mail address, webhook secret and session hash: its file is the
+# owner's alone (0600) from the moment it exists, whatever the umask, and not chmod'ed
+# afterwards, which would leave a moment in which anyone on the machine may open it and keep
+# it open. SQLite gives its journal the mode of the database file. A database a restore
+# creates holds the same, and is made the same way.
+
+_SIDE_FILES = ("-journal", "-wal", "-shm")
+
+
+def _new_private_partial(path: Path) -> Path:
+    """An empty file beside ``path``, which only its owner may read or write."""
+    partial = path.parent / f".{path.name}.partial"
+    _remove_partial(partial)  # left by a copy that was killed
+    try:
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        raise MaintenanceError(f"cannot create {partial}: {exc.strerror}") from exc
+    try:
+        os.fchmod(fd, 0o600)  # a umask such as 0277 would have taken the owner's write
+    finally:
+        os.close(fd)
+    return partial
+
+
+def _put_in_place(partial: Path, path: Path) -> None:
+    """The whole file under its name, on disk; never over a file made meanwhile."""
+    with partial.open("rb") as written:
+        os.fsync(written.fileno())
+    if path.exists():
+        raise MaintenanceError(f"{path} was made meanwhile by something else: name a new file")
+    partial.replace(path)
+
+
+def _remove_partial(partial: Path) -> None:
+    for name in (partial.name, *(partial.name + side for side in _SIDE_FILES)):
+        (partial.parent / name).unlink(missing_ok=True)
+
+
 def backup(database_url: str, out: Path, progress: Progress | None = None) -> Copied:
     """A consistent copy of the whole database into a new SQLite file ``out``, while the
     service goes on writing. The file appears whole, or not at all."""
@@ -176,17 +259,14 @@ def backup(database_url: str, out: Path, progress: Progress | None = None) -> Co
         raise MaintenanceError(f"{out} exists already: name a new file")
     if not out.parent.is_dir():
         raise MaintenanceError(f"no directory {out.parent} to write the backup into")
-    partial = out.parent / f".{out.name}.partial"
-    partial.unlink(missing_ok=True)
+    partial = _new_private_partial(out)
     try:
         with driver_errors():
             copied = asyncio.run(_backup(database_url, partial, progress or NoProgress()))
-        with partial.open("rb") as written:
-            os.fsync(written.fileno())
-        partial.replace(out)
+        _put_in_place(partial, out)
         return copied
     finally:
-        partial.unlink(missing_ok=True)
+        _remove_partial(partial)
 
 
 async def _backup(database_url: str, partial: Path, progress: Progress) -> Copied:
