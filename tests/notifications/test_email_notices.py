@@ -171,6 +171,27 @@ def test_immediate_notice_carries_the_text_and_a_one_click_unsubscribe(
     assert len(notices_to(mailbox.mailbox, address)) == 1
 
 
+def test_an_override_in_a_message_is_closed_on_its_own_line_of_the_mail(
+    noticed: Server, api: httpx.Client, mailbox: RefusingHandler
+) -> None:
+    # Plain text has no <bdi>: each quoted line of a message is isolated (FSI … PDI, its
+    # override closed by PDF), so our "Read and answer…" after it reads left to right.
+    creator = make_creator_in(noticed.database_url)
+    address = subscribe(api, mailbox.mailbox, creator, "immediately")
+    send(api, creator, "hello \u202eworld\nsecond \u2069\u202eline")
+    notice = mailbox.mailbox.wait_for(address, count=2)
+    text = text_of(notice).replace("\r\n", "\n")  # the mail's lines end in CRLF
+    quoted = (
+        "> \u2068hello \u202eworld\u202c\u2069\n"
+        "> \u2068second \u202eline\u202c\u2069\n\nRead and answer in your inbox: "
+    )
+    assert quoted in text, repr(text)
+    # A message with nothing directional in it is quoted as it was.
+    send(api, creator, "plain words")
+    later = mailbox.mailbox.wait_for(address, count=3)
+    assert "\n> plain words\n\n" in text_of(later).replace("\r\n", "\n")
+
+
 def test_an_unsubscribe_token_that_is_not_ours_is_refused(
     noticed: Server, api: httpx.Client, mailbox: RefusingHandler
 ) -> None:

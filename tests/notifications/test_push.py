@@ -305,6 +305,23 @@ def test_first_words_only_for_a_device_that_opted_in(
     assert push_service.problems == []
 
 
+def test_an_override_in_the_first_words_is_closed_before_the_ellipsis(
+    pushed: Server, api: httpx.Client, push_service: PushService
+) -> None:
+    # A notification's body is plain text: the first words are isolated (FSI … PDI) after
+    # the cut, which here drops the override's own PDF, so our "…" is not turned around.
+    creator = make_creator_in(pushed.database_url)
+    previewing = push_service.device()
+    subscribe(api, creator, previewing, preview=True)
+    words = " ".join(f"word{n}" for n in range(20))
+    post_message(api, creator.link_id, f"\u2069\u202e{words}\u202c")
+    wait_for(lambda: push_service.accepted.get(path_of(previewing)))
+    shown = push_service.accepted[path_of(previewing)][0]
+    first = " ".join(f"word{n}" for n in range(12))
+    assert shown["body"] == f"\u2068\u202e{first}\u202c\u2069…"
+    assert push_service.problems == []
+
+
 def test_a_device_stored_under_the_earlier_longer_bound_still_gets_its_pushes(
     pushed: Server, api: httpx.Client, push_service: PushService
 ) -> None:

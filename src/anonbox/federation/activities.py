@@ -5,7 +5,9 @@ Every id is an address under ``ANONBOX_PUBLIC_URL`` (``Site``): the actor
 ``…#main-key``, an answer ``…/answers/{reply_id}``, and activities ``…/activities/{id}``.
 What an actor shows: the creator's chosen name (else a neutral one), the link's prompt,
 the picture the link's page shows. Never the creator's e-mail or account id, never
-anything about a sender.
+anything about a sender. What a person wrote (the name, the prompt, a question and its
+answer) is ``core.text.isolated``: a ``name`` is plain text, and servers strip ``<bdi>``
+from HTML, so an override in it is closed before anything a server shows next to it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from anonbox.core.clock import isoformat_us
+from anonbox.core.text import isolated
 
 AS = "https://www.w3.org/ns/activitystreams"
 SECURITY = "https://w3id.org/security/v1"
@@ -65,14 +68,14 @@ class Profile:
 
 def actor(site: Site, p: Profile) -> dict[str, Any]:
     base = site.actor(p.link_id)
-    name = p.name or NEUTRAL_NAME
+    name = isolated(p.name) if p.name else NEUTRAL_NAME
     return {
         "@context": CONTEXT,
         "id": base,
         "type": "Service",
         "preferredUsername": p.link_id,
         "name": name,
-        "summary": f"<p>{html.escape(p.prompt)}</p>",
+        "summary": f"<p>{html.escape(isolated(p.prompt))}</p>",
         "url": site.page(p.link_id),
         "inbox": f"{base}/inbox",
         "outbox": f"{base}/outbox",
@@ -99,7 +102,8 @@ def note(site: Site, a: Answer) -> dict[str, Any]:
     page = site.page(a.link_id)
     shown = urlsplit(page).netloc + urlsplit(page).path
     content = (
-        f"<p>Q: {html.escape(a.question)}</p><p>A: {html.escape(a.answer)}</p>"
+        f"<p>Q: {html.escape(isolated(a.question))}</p>"
+        f"<p>A: {html.escape(isolated(a.answer))}</p>"
         f'<p><a href="{html.escape(page)}">{html.escape(shown)}</a></p>'
     )
     return {
@@ -116,7 +120,9 @@ def note(site: Site, a: Answer) -> dict[str, Any]:
                 "type": "Document",
                 "mediaType": "image/png",
                 "url": f"{site.url}/{a.link_id}/{a.message_id}/card.png",
-                "name": f"{a.prompt}\nQ: {a.question}\nA: {a.answer}",
+                "name": (
+                    f"{isolated(a.prompt)}\nQ: {isolated(a.question)}\nA: {isolated(a.answer)}"
+                ),
             }
         ],
     }

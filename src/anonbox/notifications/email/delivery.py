@@ -28,6 +28,7 @@ from anonbox.core.i18n import _, ngettext, use_locale
 from anonbox.core.ids import new_ulid
 from anonbox.core.mail import Mailer, compose
 from anonbox.core.settings import Settings
+from anonbox.core.text import isolated
 from anonbox.notifications.courier import Outcome, backoff_seconds
 from anonbox.notifications.email import repository
 from anonbox.notifications.outbox.repository import message_texts
@@ -161,7 +162,11 @@ def notice_mail(settings: Settings, *, to: str, user_id: str, texts: Sequence[st
         if count == 1
         else ngettext("%(num)d new anonymous message", "%(num)d new anonymous messages", count)
     )
-    shown = "\n\n".join(f"> {text}".replace("\n", "\n> ") for text in texts)
+    # Plain text has no <bdi>: each line a sender wrote is isolated, so that an override
+    # in it cannot turn the quote marks or our words around.
+    shown = "\n\n".join(
+        "\n".join(f"> {isolated(line)}" for line in text.split("\n")) for text in texts
+    )
     message = compose(
         settings,
         to=to,

@@ -37,6 +37,7 @@ from anonbox.core.errors import FieldProblem, Forbidden, ValidationFailed
 from anonbox.core.i18n import N_, _, use_locale
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
+from anonbox.core.text import isolated
 from anonbox.notifications.courier import DeliveryRows, Outcome, backoff_seconds
 from anonbox.notifications.destinations import (
     LOCAL_PUSH_ENDPOINT,
@@ -114,7 +115,9 @@ def preview_of(text: str) -> str:
     shown = " ".join(words[:PREVIEW_WORDS])
     if len(shown) > PREVIEW_CHARACTERS:
         shown = shown[:PREVIEW_CHARACTERS].rstrip()
-    return shown + ("…" if shown != " ".join(words) else "")
+    # Isolated after the cut (which may drop the closer of an override in the text), so
+    # that our "…" and the notification's own words keep their direction.
+    return isolated(shown) + ("…" if shown != " ".join(words) else "")
 
 
 def notice(event: Event, text: str | None, language: str | None = None) -> str:
