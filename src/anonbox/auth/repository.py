@@ -329,15 +329,62 @@ async def insert_email_signin(
     binding_hash: str | None,
     created_at: int,
     expires_at: int,
+    mail_due_at: int | None = None,
+    mail_language: str | None = None,
+    site_url: str | None = None,
 ) -> None:
+    """One statement whether or not a mail is to go out: only ``mail_due_at`` (None: no
+    mail) tells them apart, so asking does the same work either way."""
     await conn.execute(
         "INSERT INTO email_signin_tokens (token_hash, email, binding_hash, created_at,"
-        " expires_at) VALUES ($1, $2, $3, $4, $5)",
+        " expires_at, mail_due_at, mail_language, site_url)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         token_hash,
         email,
         binding_hash,
         created_at,
         expires_at,
+        mail_due_at,
+        mail_language,
+        site_url,
+    )
+
+
+async def due_signin_mails(conn: Connection, now: int, limit: int) -> Sequence[Row]:
+    """Sign-in mails whose time has come, oldest first; ``user_id`` is the row's token
+    hash (the dispatcher's unit of concurrency: each mail is its own)."""
+    return await conn.fetch(
+        "SELECT token_hash AS user_id, token_hash, mail_due_at FROM email_signin_tokens"
+        " WHERE mail_due_at <= $1 ORDER BY mail_due_at LIMIT $2",
+        now,
+        limit,
+    )
+
+
+async def claim_signin_mail(
+    conn: Connection, *, token_hash: str, seen_at: int, until: int
+) -> Row | None:
+    """Take the mail until ``until`` if nobody has since it was seen due; what writing it
+    needs, or None."""
+    return await conn.fetchrow(
+        "UPDATE email_signin_tokens SET mail_due_at = $3"
+        " WHERE token_hash = $1 AND mail_due_at = $2"
+        " RETURNING email, binding_hash, expires_at, mail_attempts, mail_language, site_url",
+        token_hash,
+        seen_at,
+        until,
+    )
+
+
+async def finish_signin_mail(
+    conn: Connection, *, token_hash: str, due_at: int | None, attempts: int
+) -> None:
+    """The mail went out or was given up (``due_at`` None), or is due again at ``due_at``."""
+    await conn.execute(
+        "UPDATE email_signin_tokens SET mail_due_at = $2, mail_attempts = $3 WHERE token_hash = $1",
+        token_hash,
+        due_at,
+        attempts,
     )
 
 

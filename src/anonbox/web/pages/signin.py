@@ -189,9 +189,10 @@ async def signin_email(
     if not 40 <= len(binding) <= 100:  # keep the binding of earlier links: they still work
         binding = new_binding()
     try:
+        # The mail leaves after this answer (``auth.email_signin``): the page, and the
+        # work done before it, are the same whether or not one is due.
         address = await send_link(
             db,
-            mailer,
             limiter,
             settings,
             email=typed,
