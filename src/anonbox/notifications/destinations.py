@@ -3,14 +3,18 @@
 One check (``destination``) says whether a URL may be sent to, when it is given and again
 before every attempt: parsed as a URL (``urlsplit``), a port from 1 to 65535, a host name
 of labels of 1 to 63 characters (253 in all), compared without its final dot
-(``localhost.`` is ``localhost``, ``127.0.0.1.`` is ``127.0.0.1``). An address written out
-(in any of the IPv4 forms resolvers read) and every address a name resolves to must be
-one this server may send to (``refusal``): never multicast, broadcast, the unspecified
-address or a reserved range, which nothing can be delivered to; and unless the caller
-allows private destinations (``ANONBOX_WEBHOOK_ALLOW_PRIVATE``, ``ANONBOX_PUSH_ALLOW_LOCAL``:
-tests, an intranet) nothing loopback, private, link-local, shared or otherwise not
-global, nor ``localhost``, nor an IPv6 address that carries one of those IPv4 addresses
-(IPv4-mapped and -compatible, 6to4, NAT64).
+(``localhost.`` is ``localhost``, ``127.0.0.1.`` is ``127.0.0.1``). A name is ASCII
+letters, digits, hyphens (not first or last in a label) and underscores, and an ``xn--``
+label Punycode that decodes to printable text: anything else (a NUL, a space, a letter
+outside ASCII, ``xn--zz``) is ``Malformed`` here, never an exception from the resolver or
+the HTTP client later; a name outside ASCII is for the caller to convert (IDNA) first.
+An address written out (in any of the IPv4 forms resolvers read) and every address a
+name resolves to must be one this server may send to (``refusal``): never multicast,
+broadcast, the unspecified address or a reserved range, which nothing can be delivered
+to; and unless the caller allows private destinations (``ANONBOX_WEBHOOK_ALLOW_PRIVATE``,
+``ANONBOX_PUSH_ALLOW_LOCAL``: tests, an intranet) nothing loopback, private, link-local,
+shared or otherwise not global, nor ``localhost``, nor an IPv6 address that carries one
+of those IPv4 addresses (IPv4-mapped and -compatible, 6to4, NAT64).
 
 The request goes to the address that was checked, with the URL's host as ``Host`` (and as
 the TLS server name): a name that resolves elsewhere a second time (DNS rebinding)
@@ -85,7 +89,7 @@ def literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address 
         pass
     try:
         return ipaddress.IPv4Address(socket.inet_aton(host))
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL or a lone surrogate in the host
         return None
 
 
@@ -101,6 +105,9 @@ _CARRIES_IPV4 = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network(":
 # Not global, though Python 3.11's ``is_global`` says so: local-use NAT64, site-local.
 _NOT_GLOBAL = (ipaddress.IPv6Network("64:ff9b:1::/48"), ipaddress.IPv6Network("fec0::/10"))
 _PRIVATE = "a private or local address"
+# A label of a host name as resolvers and TLS take it (RFC 1123; underscores too, which
+# DNS holds and some hosts carry), lower case as ``urlsplit`` gives it.
+_NAME_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
 _NOWHERE = "a multicast, broadcast, unspecified or reserved address, which nothing reaches"
 
 
@@ -150,7 +157,9 @@ class Destination:
 
     @property
     def host_header(self) -> str:
-        return self.host if self.port is None else f"{self.host}:{self.port}"
+        """The host as ``Host`` names it: an IPv6 address in brackets, the port if given."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return host if self.port is None else f"{host}:{self.port}"
 
 
 def destination(url: str, *, allow_private: bool) -> Destination:
@@ -177,9 +186,28 @@ def destination(url: str, *, allow_private: bool) -> Destination:
         why = refusal(literal, allow_private=allow_private)
         if why is not None:
             raise Refused(f"The URL may not point to {why}", why)
-    elif not allow_private and (host == "localhost" or host.endswith(".localhost")):
+        return Destination(parts.scheme, host, port, parts.path, parts.query)
+    if not all(_is_name_label(label) for label in labels):
+        raise Malformed(
+            "The URL's host must be a name of letters, digits and hyphens, or an IP address"
+        )
+    if not allow_private and (host == "localhost" or host.endswith(".localhost")):
         raise Refused(f"The URL may not point to {_PRIVATE}", _PRIVATE)
     return Destination(parts.scheme, host, port, parts.path, parts.query)
+
+
+def _is_name_label(label: str) -> bool:
+    """Whether ``label`` may be part of a host name: letters, digits, hyphens and
+    underscores; an ``xn--`` label Punycode for printable text with a letter outside ASCII."""
+    if not label.isascii() or _NAME_LABEL.fullmatch(label) is None:
+        return False
+    if not label.startswith("xn--"):
+        return True
+    try:
+        text = label[4:].encode("ascii").decode("punycode")
+    except UnicodeError:
+        return False
+    return not text.isascii() and text.isprintable()
 
 
 async def pinned_address(where: Destination, *, allow_private: bool) -> str:
@@ -192,7 +220,7 @@ async def pinned_address(where: Destination, *, allow_private: bool) -> str:
         found = await asyncio.get_running_loop().getaddrinfo(
             where.host, where.connect_port, type=socket.SOCK_STREAM
         )
-    except (OSError, UnicodeError) as exc:  # gaierror; a name the IDNA codec refuses
+    except (OSError, ValueError) as exc:  # gaierror; a name the IDNA codec refuses
         raise Undeliverable(f"Cannot resolve {where.host}") from exc
     reasons = set()
     for _family, _type, _proto, _name, sockaddr in found:

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 from litestar import Request, Response
 from litestar.datastructures import FormMultiDict
 
-from anonbox.core.errors import Forbidden
+from anonbox.core.errors import BadRequest, Forbidden
 from anonbox.core.settings import Settings
 
 CSP = "; ".join(
@@ -116,10 +116,21 @@ def set_csrf_cookie(response: Response[Any], nonce: str, settings: Settings) -> 
 async def checked_form(request: AnyRequest, session_id: str | None = None) -> FormMultiDict:
     """The posted form, once its CSRF token is checked (a file in its place is no token):
     an anonymous one, or with ``session_id`` the one bound to that sign-in session."""
-    form = await request.form()
+    try:
+        form = await request.form()
+    except (ValueError, LookupError) as exc:  # a part not in its charset, or no such charset
+        raise BadRequest("The form could not be read: send it as UTF-8") from exc
     submitted = form.get(CSRF_FIELD)
     check_csrf(request, submitted if isinstance(submitted, str) else None, session_id)
     return form
+
+
+def _netloc(origin: str) -> str | None:
+    """The origin's host and port; None for one that is not a URL (``http://[::1``)."""
+    try:
+        return urlsplit(origin).netloc
+    except ValueError:
+        return None
 
 
 def check_csrf(request: AnyRequest, submitted: str | None, session_id: str | None = None) -> None:
@@ -130,7 +141,7 @@ def check_csrf(request: AnyRequest, submitted: str | None, session_id: str | Non
         raise Forbidden("This form was sent from another site")
     origin = request.headers.get("origin")
     # "null" is what a sandboxed frame or a file sends: never one of our own pages.
-    if origin and (origin == "null" or urlsplit(origin).netloc != request.headers.get("host")):
+    if origin and (origin == "null" or _netloc(origin) != request.headers.get("host")):
         raise Forbidden("This form was sent from another site")
     nonce = _nonce(request)
     if nonce is not None and session_id is not None:
