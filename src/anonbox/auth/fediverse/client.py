@@ -17,6 +17,7 @@ from typing import Any, Literal
 from urllib.parse import urlencode, urlsplit
 
 import httpx
+import idna
 
 from anonbox.core.errors import BadRequest, Forbidden
 from anonbox.core.i18n import N_
@@ -38,6 +39,8 @@ MASTODON_SCOPES = "read:accounts write:statuses write:media"
 MISSKEY_PERMISSIONS = "read:account,write:notes,write:drive"
 APP_NAME = "anonbox"
 _MAX_ADDRESS = 300
+# The person waits for the answer of an unlink: an instance that is down costs them this.
+REVOKE_TIMEOUT_SECONDS = 5.0
 _USER_AT_HOST = re.compile(r"^@?[^@\s/]+@([^@\s/]+)$")
 
 
@@ -62,9 +65,12 @@ class InstanceRefused(BadRequest):
 
 def instance_base(typed: str, *, allow_private: bool) -> str:
     """The instance's base URL (``https://host[:port]``) from what a person typed: a host,
-    a URL, or ``@user@host``. Raises ``InstanceInvalid`` or ``InstanceNotAllowed``."""
+    a URL, or ``@user@host``; a name outside ASCII (``mästodon.example``, full-width
+    letters) becomes its IDNA form (UTS 46, as browsers read an address). Raises
+    ``InstanceInvalid`` or ``InstanceNotAllowed``, nothing else, whatever was typed."""
     text = typed.strip()
-    if not text or len(text) > _MAX_ADDRESS or any(c.isspace() for c in text):
+    if not text or len(text) > _MAX_ADDRESS or not text.isprintable() or " " in text:
+        # isprintable: no control, format or separator characters (a NUL, a BOM, U+2028)
         raise InstanceInvalid(N_("Type your instance's address, such as mastodon.social."))
     handle = _USER_AT_HOST.match(text)
     if handle:
@@ -73,8 +79,11 @@ def instance_base(typed: str, *, allow_private: bool) -> str:
         text = "https://" + text
     try:
         parts = urlsplit(text)
-        parts.port  # noqa: B018 - raises ValueError on a bad port
-    except ValueError as exc:
+        port = parts.port  # raises ValueError on a bad port
+        host = parts.hostname or ""
+        if ":" not in host:  # an IPv6 address stays as written; a name is made IDNA
+            host = idna.encode(host, uts46=True).decode("ascii")
+    except (ValueError, idna.IDNAError) as exc:  # IDNAError is a UnicodeError, but say so
         raise InstanceInvalid(
             N_("That is not an instance address; type one such as mastodon.social.")
         ) from exc
@@ -82,8 +91,11 @@ def instance_base(typed: str, *, allow_private: bool) -> str:
         raise InstanceInvalid(
             N_("That is not an instance address; type one such as mastodon.social.")
         )
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None:
+        netloc += f":{port}"
     try:
-        where = destination(f"{parts.scheme}://{parts.netloc}/", allow_private=allow_private)
+        where = destination(f"{parts.scheme}://{netloc}/", allow_private=allow_private)
     except Refused as exc:
         raise InstanceNotAllowed(
             N_("This server does not connect to private or local addresses.")
@@ -128,9 +140,11 @@ class InstanceClient:
         json: dict[str, Any] | None = None,
         files: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
+        time_limit: float | None = None,
     ) -> httpx.Response:
         """One request to ``url``, resolved and pinned; ``Undeliverable`` or
-        ``httpx.HTTPError`` when it cannot be made."""
+        ``httpx.HTTPError`` when it cannot be made. ``time_limit``: seconds, less than the
+        client's own."""
         target = await pinned_target(url, allow_private=self.allow_private)
         return await self._http.request(
             method,
@@ -146,6 +160,7 @@ class InstanceClient:
             },
             extensions=target.extensions,
             follow_redirects=False,
+            timeout=httpx.USE_CLIENT_DEFAULT if time_limit is None else time_limit,
         )
 
     async def _json(self, method: str, url: str, **options: Any) -> Any:
@@ -279,6 +294,26 @@ class InstanceClient:
             acct=f"{body['username']}@{host}",
             name=str(body.get("display_name") or body["username"])[:80],
         )
+
+    async def revoke_token(self, base: str, *, app: AppRegistration, token: str) -> bool:
+        """``POST /oauth/revoke`` (RFC 7009, as Mastodon documents it: the client's id and
+        secret and the token): whether the instance answered 200, that is revoked it. A
+        token of another registration is refused (Doorkeeper: 403), so the caller tries
+        each. Never raises: an instance that cannot be asked is ``False``."""
+        try:
+            answer = await self.request(
+                "POST",
+                f"{base}/oauth/revoke",
+                data={
+                    "client_id": app.client_id,
+                    "client_secret": app.client_secret,
+                    "token": token,
+                },
+                time_limit=REVOKE_TIMEOUT_SECONDS,
+            )
+        except (Undeliverable, httpx.HTTPError):
+            return False
+        return answer.status_code == 200
 
     # --- Misskey: MiAuth ------------------------------------------------------------------
 
