@@ -20,6 +20,16 @@ async def app_for(conn: Connection, *, instance: str, redirect_uri: str) -> Row 
     )
 
 
+async def apps_of(conn: Connection, *, instance: str) -> Sequence[Row]:
+    """Every registration with the instance (one per redirect address anonbox has had),
+    the newest first."""
+    return await conn.fetch(
+        "SELECT client_id, client_secret FROM fediverse_apps WHERE instance = $1"
+        " ORDER BY created_at DESC",
+        instance,
+    )
+
+
 async def insert_app(
     conn: Connection,
     *,
@@ -141,6 +151,26 @@ async def reconnect(conn: Connection, *, account_id: str, acct: str, access_toke
 
 async def accounts_of(conn: Connection, user_id: str) -> Sequence[Row]:
     return await conn.fetch(_ACCOUNT + " WHERE user_id = $1 ORDER BY id", user_id)
+
+
+async def token_of(conn: Connection, *, account_id: str, user_id: str) -> Row | None:
+    """The account's software, instance and token ('' once disconnected): for revoking it."""
+    return await conn.fetchrow(
+        "SELECT software, instance, access_token FROM fediverse_accounts"
+        " WHERE id = $1 AND user_id = $2",
+        account_id,
+        user_id,
+    )
+
+
+async def forget_token(conn: Connection, *, account_id: str, now: int) -> None:
+    """The token emptied and the account disconnected, as when the instance refuses it."""
+    await conn.execute(
+        "UPDATE fediverse_accounts SET access_token = '', disconnected_at = $2"
+        " WHERE id = $1 AND disconnected_at IS NULL",
+        account_id,
+        now,
+    )
 
 
 async def delete_account(conn: Connection, *, account_id: str, user_id: str) -> bool:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 import secrets
 from dataclasses import dataclass
+from enum import StrEnum
 
 from anonbox.auth.credentials import credential_hash
 from anonbox.auth.fediverse import repository
@@ -43,6 +45,7 @@ _PURGE_AFTER_US = 3600 * _US
 # required and unique, so it holds one under the reserved ``.invalid`` domain (RFC 2606):
 # no mail reaches it and no e-mail sign-in can claim it. See docs/decisions.md.
 PLACEHOLDER_DOMAIN = "fediverse.invalid"
+logger = logging.getLogger("anonbox.auth")
 
 
 class LastWayIn(Conflict):
@@ -273,17 +276,68 @@ async def accounts(db: Database, *, user_id: str) -> list[FediverseAccount]:
     return [_out(row) for row in await repository.accounts_of(db, user_id)]
 
 
-async def unlink(db: Database, *, user_id: str, account_id: str) -> None:
-    """Remove a fediverse account from the ways in; never the last one."""
+_LAST_WAY_IN = N_(
+    "This is the only way into your account: link another way in before you remove it."
+)
+
+
+class Revocation(StrEnum):
+    """What became of the token at the instance when its account was unlinked."""
+
+    REVOKED = "revoked"  # the instance revoked it (Mastodon's /oauth/revoke answered 200)
+    FAILED = "failed"  # the instance could not be asked, or refused: the person revokes it
+    NOT_OFFERED = "not_offered"  # Misskey: no endpoint an app's token may call to revoke
+    NONE = "none"  # no token left: the instance had refused it already
+
+
+async def _removable(conn: Connection, *, user_id: str, account_id: str) -> Row:
+    """The account's token row, if it is the creator's and not their only way in."""
+    row = await repository.token_of(conn, account_id=account_id, user_id=user_id)
+    if row is None:
+        raise NotFound(N_("No fediverse account with this id among yours."))
+    if await repository.other_ways_in(conn, user_id=user_id, account_id=account_id) == 0:
+        raise LastWayIn(_LAST_WAY_IN)
+    return row
+
+
+async def _revoke(db: Database, client: InstanceClient, row: Row) -> Revocation:
+    """Ask the instance to revoke the token, with each registration anonbox has there
+    (a token is revoked only by the application it was issued to)."""
+    token = str(row["access_token"])
+    if not token:
+        return Revocation.NONE
+    if row["software"] == "misskey":
+        # Misskey's i/revoke-token is "secure": only its own web client's credential may
+        # call it, never an app's token (docs/decisions.md).
+        return Revocation.NOT_OFFERED
+    base = str(row["instance"])
+    for app in await repository.apps_of(db, instance=base):
+        registration = AppRegistration(str(app["client_id"]), str(app["client_secret"]))
+        if await client.revoke_token(base, app=registration, token=token):
+            return Revocation.REVOKED
+    return Revocation.FAILED
+
+
+async def unlink(
+    db: Database, client: InstanceClient, *, user_id: str, account_id: str
+) -> Revocation:
+    """Remove a fediverse account from the ways in, never the last one: its token is
+    revoked at the instance first, then forgotten. An instance that is down or refuses
+    does not keep the account here (``Revocation.FAILED``: the person is told to revoke
+    anonbox's access there); nothing is kept to retry with. See docs/decisions.md."""
+    row = await _removable(db, user_id=user_id, account_id=account_id)
+    # Outside a transaction: no write lock is held while the instance answers.
+    revocation = await _revoke(db, client, row)
+    if revocation is Revocation.FAILED:
+        # No account, instance or token in the log: only that a revocation failed.
+        logger.warning("fediverse unlink: the instance did not revoke the token; forgotten here")
     async with db.transaction() as tx:
-        owned = [r for r in await repository.accounts_of(tx, user_id) if r["id"] == account_id]
-        if not owned:
-            raise NotFound(N_("No fediverse account with this id among yours."))
-        if await repository.other_ways_in(tx, user_id=user_id, account_id=account_id) == 0:
-            raise LastWayIn(
-                N_(
-                    "This is the only way into your account: link another way in "
-                    "before you remove it."
-                )
-            )
-        await repository.delete_account(tx, account_id=account_id, user_id=user_id)
+        # Again: another way in may have been removed while the instance answered.
+        last = await repository.other_ways_in(tx, user_id=user_id, account_id=account_id) == 0
+        if not last:
+            await repository.delete_account(tx, account_id=account_id, user_id=user_id)
+        elif revocation is Revocation.REVOKED:  # the account stays, but its token is dead
+            await repository.forget_token(tx, account_id=account_id, now=now_us())
+    if last:
+        raise LastWayIn(_LAST_WAY_IN)
+    return revocation

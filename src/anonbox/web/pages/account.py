@@ -181,9 +181,15 @@ async def link_fediverse_account(
 
 @post(ACCOUNT + "/fediverse/{account_id:str}/unlink", status_code=303)
 async def unlink_fediverse_account(
-    browser: SignedInBrowser, account_id: RowId, db: DB, settings: AppSettings
+    browser: SignedInBrowser,
+    account_id: RowId,
+    db: DB,
+    settings: AppSettings,
+    fediverse: FediverseDep,
 ) -> Redirect:
-    await fediverse_accounts.unlink(db, user_id=browser.principal.user_id, account_id=account_id)
+    await fediverse_accounts.unlink(
+        db, fediverse, user_id=browser.principal.user_id, account_id=account_id
+    )
     return redirect_to(browser, settings, ACCOUNT)
 
 
