@@ -241,3 +241,22 @@ def test_a_signed_request_counts_once_however_many_times_it_is_sent(
     other = f"/ap/links/{second.link_id}/inbox"
     elsewhere = signed(federating, other, follow, key=remote.key, key_id=remote.key_id)
     assert post(api, other, follow, elsewhere).status_code == 202
+
+
+def test_a_body_too_large_or_too_deep_is_refused_before_it_is_read_or_parsed(
+    federating: Server, fed_api: httpx.Client, fed_creator: Creator, remote: Remote
+) -> None:
+    api, creator = fed_api, fed_creator
+    followable(api, creator)
+    path = f"/ap/links/{creator.link_id}/inbox"
+    for body, status in (
+        (b"[" * 300_000, 413),
+        (b"[" * 3000 + b"]" * 3000, 400),
+        (b'{"actor": "\xff", "type": "Follow"}', 400),
+    ):
+        headers = signed(federating, path, body, key=remote.key, key_id=remote.key_id)
+        assert_error(api.post(path, content=body, headers=headers), status)
+    big_but_taken = json.dumps({"actor": remote.actor, "pad": "x" * 200_000}).encode()
+    headers = signed(federating, path, big_but_taken, key=remote.key, key_id=remote.key_id)
+    answer = api.post(path, content=big_but_taken, headers=headers)
+    assert answer.status_code == 202, answer.text  # under 256 KiB: read, and ignored
