@@ -227,6 +227,22 @@ def test_bytes_that_are_not_text_are_a_400(
     assert answer.status_code in (400, 403), (raw, multipart, answer.status_code)
 
 
+@pytest.mark.parametrize("origin", ["http://[::1", "http://[", "https://x:99999999999"])
+def test_an_origin_that_is_no_url_is_a_403(
+    fuzzed: Server, anonymous: tuple[httpx.Client, str], origin: str
+) -> None:
+    """The browser's ``Origin`` reaches URL parsing too (the CSRF check): one that is no
+    URL is a form from elsewhere, refused, not a 500."""
+    client, token = anonymous
+    answer = client.post(
+        "/signin/fediverse",
+        data={"csrf_token": token, "instance": "mastodon.social"},
+        headers={"Origin": origin},
+    )
+
+    assert answer.status_code == 403, (origin, answer.status_code)
+
+
 def test_after_the_junk_nothing_was_stored_and_nothing_failed(fuzzed: Server) -> None:
     """Run after the fuzzing above (same module, same server): no sign-in was begun, no
     registration made, and the log holds no error (a 4xx is never logged as one)."""
