@@ -8,6 +8,7 @@ The sender is answered exactly as if the message had been stored.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -145,6 +146,72 @@ def test_voicing_marks_and_syllables_still_tell_words_apart(
     muted(api, creator, word)
     kept = post_message(api, creator.link_id, text)
     assert inbox_ids(api, creator) == [kept]
+
+
+def filtered_ids(api: httpx.Client, creator: Creator) -> list[str]:
+    listed = api.get(
+        f"/message/{creator.link_id}/filtered", params={"limit": 100}, headers=creator.headers
+    )
+    assert listed.status_code == 200, listed.text
+    return [item["id"] for item in listed.json()["data"]["items"]]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("you \u0130D\u0130OT", id="turkish-dotted-capital-i"),
+        pytest.param("you \u0131d\u0131ot", id="turkish-dotless-i"),
+        pytest.param("you i\u0301d\u0308iot", id="combining-marks"),
+        pytest.param("you I\u0301\u0302D\u0308\u0324IOT!", id="stacked-marks-in-capitals"),
+        pytest.param("you \u00edd\u0308iot", id="mark-after-a-precomposed-letter"),
+    ],
+)
+def test_marks_and_turkish_i_do_not_hide_a_muted_word(
+    api: httpx.Client, make_creator: Callable[[], Creator], text: str
+) -> None:
+    """ "İDİOT" and "i\u0301d\u0308iot" passed a muted "idiot" while "ídiot" was caught."""
+    creator = make_creator()
+    muted(api, creator, "idiot")
+    harmless = post_message(api, creator.link_id, "you are kind")
+    caught = send(api, creator.link_id, text)
+    assert_created_message(caught, unicodedata.normalize("NFC", text))  # stored as NFC
+    assert inbox_ids(api, creator) == [harmless]
+    assert filtered_ids(api, creator) == [caught.json()["data"]["id"]]
+
+
+def test_a_word_muted_with_marks_catches_the_bare_word(
+    api: httpx.Client, make_creator: Callable[[], Creator]
+) -> None:
+    """The creator's word is folded as the text is: muted as typed with marks, it catches
+    the plain word, and muting the plain word then is a duplicate."""
+    creator = make_creator()
+    assert muted(api, creator, "\u0130D\u0130OT")["word"] == "\u0130D\u0130OT"  # shown as typed
+    assert_error(mute(api, creator, "i\u0301d\u0308iot"), 409, "conflict")
+    caught = send(api, creator.link_id, "what an idiot")
+    assert inbox_ids(api, creator) == []
+    assert filtered_ids(api, creator) == [caught.json()["data"]["id"]]
+
+
+@pytest.mark.parametrize(
+    ("word", "text"),
+    [
+        pytest.param("\u3070\u304b", "\u306f\u304b", id="voiced-precomposed"),
+        pytest.param("\u306f\u3099\u304b", "\u306f\u304b", id="voiced-combining"),
+        pytest.param("\u3070\u304b", "\u306f\u309a\u304b", id="semi-voiced-is-another"),
+        pytest.param("\u0e44\u0e01\u0e48", "\u0e44\u0e01", id="thai-tone-mark"),
+        pytest.param("\u0915\u0947\u0932\u093e", "\u0915\u0932", id="devanagari-matras"),
+    ],
+)
+def test_marks_of_other_scripts_still_tell_words_apart(
+    api: httpx.Client, make_creator: Callable[[], Creator], word: str, text: str
+) -> None:
+    creator = make_creator()
+    muted(api, creator, word)
+    kept = post_message(api, creator.link_id, text)
+    assert inbox_ids(api, creator) == [kept]
+    assert filtered_ids(api, creator) == []
+    caught = send(api, creator.link_id, word)
+    assert filtered_ids(api, creator) == [caught.json()["data"]["id"]]
 
 
 INVISIBLE = {
