@@ -26,6 +26,7 @@ from tests.safety.conftest import (
     utc_instant,
 )
 from tests.server import Server
+from tests.support.admin import make_account, mute_phrase, unique_phrase, unmute_phrase
 from tests.support.http import loopback_client
 
 SOME_ULID = "01jabcdefghjkmnpqrstvwxyz0"
@@ -190,6 +191,25 @@ def test_a_word_muted_with_marks_catches_the_bare_word(
     caught = send(api, creator.link_id, "what an idiot")
     assert inbox_ids(api, creator) == []
     assert filtered_ids(api, creator) == [caught.json()["data"]["id"]]
+
+
+def test_a_site_phrase_folds_marks_as_a_creators_word_does(
+    api: httpx.Client, server: Server, make_creator: Callable[[], Creator]
+) -> None:
+    """The site's phrases go through the same folding, as typed by the admin and as sent."""
+    admin, creator = make_account(server.database_url, admin=True), make_creator()
+    label = unique_phrase()
+    added = mute_phrase(api, admin, f"{label} i\u0301d\u0308iot")
+    try:
+        harmless = post_message(api, creator.link_id, f"{label} idiotic")
+        caught = [
+            send(api, creator.link_id, f"{label.upper()} \u0130D\u0130OT").json()["data"]["id"],
+            send(api, creator.link_id, f"{label} \u0131diots").json()["data"]["id"],
+        ]
+        assert inbox_ids(api, creator) == [harmless]
+        assert sorted(filtered_ids(api, creator)) == sorted(caught)
+    finally:
+        unmute_phrase(api, admin, added["id"])
 
 
 @pytest.mark.parametrize(
