@@ -86,29 +86,44 @@ choose its answer; the floor answers 404. The benchmark never takes that path.
 Answers are plain JSON (``{"data": ...}``) from Starlette's ``JSONResponse``; there is no
 envelope metadata, no OpenAPI, no error mapping beyond 400/401/403/404/409/410.
 
-Run: ``python bench/floor.py --database-url sqlite:///path --port 8001``.
+Run: ``python bench/floor.py --database-url sqlite:///path --port 8001``. The statements
+are in ``floor_sql.py``, the two databases in ``floor_db.py``; this module is the app.
 """
-
-# ruff: noqa: S608 - the statements are constants, put together from constants
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import hashlib
 import hmac
 import ipaddress
 import json
-import re
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-import aiosqlite
-import asyncpg
 import uvicorn
+from floor_db import Rollback, open_database
+from floor_sql import (
+    ADD_REPLIES,
+    API_KEY,
+    BLOCKS,
+    COUNT_OWNED_REPLY,
+    EVENTS_OF_POSTS,
+    INBOX_AFTER,
+    INBOX_FIRST,
+    INSERT_POSTS,
+    INSERT_REPLY,
+    LINK_HOLDER,
+    MUTED_VERSIONS,
+    MUTED_WORDS,
+    NOTIFY_CHANNEL,
+    POSTING_TARGET,
+    RECORD_EVENT,
+    TOGGLE_LIKE,
+    TOUCH_KEY,
+)
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -116,272 +131,10 @@ from starlette.routing import Route
 
 from anonbox.core.ids import new_ulid
 
-POSTING_TARGET = (
-    "SELECT l.user_id, l.paused, l.muted, EXISTS (SELECT 1 FROM account_deletions d"
-    " WHERE d.user_id = l.user_id) AS disabled FROM links l WHERE l.id = $1"
-)
-BLOCKS = (
-    "SELECT id, sender_epoch, sender_hash, network FROM blocks"
-    " WHERE user_id = $1 OR user_id IS NULL"
-)
-MUTED_VERSIONS = (
-    "SELECT count(*) AS n, max(id) AS newest,"
-    " (SELECT count(*) FROM muted_phrases) AS site_n,"
-    " (SELECT max(id) FROM muted_phrases) AS site_newest"
-    " FROM muted_words WHERE user_id = $1"
-)
-MUTED_WORDS = "SELECT normalized FROM muted_words WHERE user_id = $1"
-INSERT_POSTS = {
-    "sqlite": (
-        "INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash,"
-        " sender_network_hash)"
-        " SELECT r.value ->> 0, l.id, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5,"
-        " r.value ->> 6"
-        " FROM json_each($1) r JOIN links l ON l.id = r.value ->> 1"
-        " RETURNING id"
-    ),
-    "postgresql": (
-        "WITH m AS ("
-        " INSERT INTO messages (id, link_id, content, created_at, sender_epoch, sender_hash,"
-        " sender_network_hash)"
-        " SELECT r.id, l.id, r.content, r.created_at, r.sender_epoch, r.sender_hash,"
-        " r.sender_network_hash"
-        " FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::int[], $6::text[],"
-        " $7::text[])"
-        " AS r(id, link_id, content, created_at, sender_epoch, sender_hash, sender_network_hash)"
-        " JOIN links l ON l.id = r.link_id"
-        " RETURNING id, link_id, created_at),"
-        " e AS ("
-        " INSERT INTO events (user_id, link_id, kind, message_id, created_at)"
-        " SELECT l.user_id, m.link_id, 'message.created', m.id, m.created_at"
-        " FROM m JOIN links l ON l.id = m.link_id ORDER BY m.id)"
-        " SELECT m.id, (SELECT count(pg_notify('anonbox_events', 'link:' || d.link_id))"
-        " FROM (SELECT DISTINCT link_id FROM m) d) AS notified FROM m"
-    ),
-}
-EVENTS_OF_POSTS = (  # SQLite: the stored messages' events, in the insert's transaction
-    "INSERT INTO events (user_id, link_id, kind, message_id, created_at)"
-    " SELECT l.user_id, m.link_id, 'message.created', m.id, m.created_at"
-    " FROM messages m JOIN links l ON l.id = m.link_id"
-    " WHERE m.id IN (SELECT value FROM json_each($1)) ORDER BY m.id"
-)
-API_KEY = (
-    "SELECT k.id, k.user_id, k.key_hash, k.last_used_at, u.is_admin,"
-    " EXISTS (SELECT 1 FROM account_deletions d WHERE d.user_id = u.id) AS erasing"
-    " FROM api_keys k JOIN users u ON u.id = k.user_id"
-    " WHERE k.key_hash = $1 AND k.revoked_at IS NULL"
-)
-TOUCH_KEY = "UPDATE api_keys SET last_used_at = $1 WHERE id = $2"
-LINK_HOLDER = (
-    "SELECT l.user_id, EXISTS (SELECT 1 FROM account_deletions d"
-    " WHERE d.user_id = l.user_id) AS disabled FROM links l WHERE l.id = $1"
-)
-# True only while the link is the user's and in use: the creator's writes check it in the
-# statement that writes, not in a query before it.
-LINK_OWNED_BY = (
-    "EXISTS (SELECT 1 FROM links l WHERE l.id = {link} AND l.user_id = {owner}"
-    " AND NOT EXISTS (SELECT 1 FROM account_deletions d WHERE d.user_id = l.user_id))"
-)
-TOGGLE_LIKE = {  # one toggle: (message id, link id, owner id, flips)
-    "sqlite": (
-        "UPDATE messages SET like_by_creator = like_by_creator <> ((t.value ->> 3) % 2 = 1)"
-        " FROM json_each($1) t"
-        " WHERE messages.id = t.value ->> 0 AND messages.link_id = t.value ->> 1 AND "
-        + LINK_OWNED_BY.format(link="messages.link_id", owner="t.value ->> 2")
-        + " RETURNING id, link_id, like_by_creator,"
-        " (SELECT user_id FROM links WHERE links.id = messages.link_id) AS owner_id"
-    ),
-    "postgresql": (
-        "UPDATE messages SET like_by_creator = messages.like_by_creator <> (t.flips % 2 = 1)"
-        " FROM unnest($1::text[], $2::text[], $3::text[], $4::int[])"
-        " AS t(id, link_id, owner_id, flips)"
-        " WHERE messages.id = t.id AND messages.link_id = t.link_id AND "
-        + LINK_OWNED_BY.format(link="messages.link_id", owner="t.owner_id")
-        + " RETURNING messages.id, messages.link_id, messages.like_by_creator, t.owner_id"
-    ),
-}
-COUNT_OWNED_REPLY = (
-    "UPDATE messages SET reply_count = reply_count + 1 WHERE id = $1 AND link_id = $2 AND "
-    + LINK_OWNED_BY.format(link="$2", owner="$3")
-)
-INSERT_REPLY = "INSERT INTO replies (id, message_id, content, created_at) VALUES ($1, $2, $3, $4)"
-RECORD_EVENT = (  # SQLite
-    "INSERT INTO events (user_id, link_id, kind, message_id, reply_id, created_at)"
-    " SELECT user_id, id, $2, $3, $4, $5 FROM links WHERE id = $1"
-)
-ADD_REPLIES = (  # PostgreSQL: the three writes and the notification in one statement
-    "WITH b AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],"
-    " $5::text[], $6::bigint[]) AS b(message_id, link_id, owner_id, reply_id, content,"
-    " created_at)),"
-    " m AS (UPDATE messages SET reply_count = messages.reply_count + c.n"
-    " FROM (SELECT message_id, link_id, owner_id, count(*) AS n FROM b"
-    " GROUP BY message_id, link_id, owner_id) c"
-    " WHERE messages.id = c.message_id AND messages.link_id = c.link_id AND "
-    + LINK_OWNED_BY.format(link="messages.link_id", owner="c.owner_id")
-    + " RETURNING messages.id, messages.link_id, c.owner_id),"
-    " a AS (SELECT b.reply_id, m.id AS message_id, m.link_id, b.owner_id, b.content,"
-    " b.created_at FROM b JOIN m ON m.id = b.message_id AND m.owner_id = b.owner_id),"
-    " r AS (INSERT INTO replies (id, message_id, content, created_at)"
-    " SELECT reply_id, message_id, content, created_at FROM a),"
-    " e AS (INSERT INTO events (user_id, link_id, kind, message_id, reply_id, created_at)"
-    " SELECT owner_id, link_id, $7, message_id, reply_id, created_at FROM a ORDER BY reply_id)"
-    " SELECT a.reply_id, (SELECT count(pg_notify($8, 'link:' || d.link_id))"
-    " FROM (SELECT DISTINCT link_id FROM a) d) AS notified FROM a"
-)
-NOTIFY_CHANNEL = "anonbox_events"
-INBOX = (
-    "SELECT m.id, m.content, m.like_by_creator, m.created_at, m.reply_count, m.follow_up_of"
-    " FROM messages m JOIN (SELECT id FROM messages WHERE link_id = $1{before}"
-    " ORDER BY id DESC LIMIT $2) page ON page.id = m.id ORDER BY m.id DESC"
-)
-INBOX_FIRST = INBOX.format(before="")
-INBOX_AFTER = INBOX.format(before=" AND id < $3")
-
 _SENDER_KEY = hashlib.sha256(b"floor sender key").digest()
 _US_PER_DAY = 86_400_000_000
 _LAST_USED_RESOLUTION_US = 60 * 1_000_000
 CREDENTIAL_TTL_SECONDS = 0.5
-_PLACEHOLDER = re.compile(r"\$(\d+)")
-
-
-class SQLite:
-    """One connection; a lock keeps one task's transaction from taking in another task's
-    statements (aiosqlite runs them in order on one thread anyway)."""
-
-    dialect = "sqlite"
-
-    def __init__(self, conn: aiosqlite.Connection) -> None:
-        self.conn = conn
-        self.lock = asyncio.Lock()
-        self._sql: dict[str, str] = {}
-
-    @classmethod
-    async def open(cls, path: str) -> SQLite:
-        conn = await aiosqlite.connect(path, isolation_level=None)
-        for pragma in (
-            "PRAGMA journal_mode=WAL",
-            "PRAGMA synchronous=FULL",
-            "PRAGMA foreign_keys=ON",
-            "PRAGMA busy_timeout=5000",
-        ):
-            await conn.execute(pragma)
-        return cls(conn)
-
-    def _q(self, sql: str) -> str:
-        q = self._sql.get(sql)
-        if q is None:
-            q = self._sql[sql] = _PLACEHOLDER.sub(r"?\1", sql)
-        return q
-
-    async def _fetch(self, sql: str, args: Sequence[Any]) -> list[Any]:
-        return list(await self.conn.execute_fetchall(self._q(sql), args))
-
-    async def fetch(self, sql: str, *args: Any) -> list[Any]:
-        async with self.lock:
-            return await self._fetch(sql, args)
-
-    async def fetchrow(self, sql: str, *args: Any) -> Any:
-        rows = await self.fetch(sql, *args)
-        return rows[0] if rows else None
-
-    async def execute(self, sql: str, *args: Any) -> int:
-        async with self.lock:
-            cursor = await self.conn.execute(self._q(sql), args)
-            count = cursor.rowcount
-            await cursor.close()
-            return int(count)
-
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[SQLiteTx]:
-        async with self.lock:
-            await self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield SQLiteTx(self)
-            except BaseException:
-                await self.conn.execute("ROLLBACK")
-                raise
-            await self.conn.execute("COMMIT")
-
-    async def close(self) -> None:
-        await self.conn.close()
-
-
-class SQLiteTx:
-    """Statements inside a transaction, whose lock the transaction already holds."""
-
-    def __init__(self, db: SQLite) -> None:
-        self.db = db
-
-    async def fetch(self, sql: str, *args: Any) -> list[Any]:
-        return await self.db._fetch(sql, args)
-
-    async def execute(self, sql: str, *args: Any) -> int:
-        cursor = await self.db.conn.execute(self.db._q(sql), args)
-        count = cursor.rowcount
-        await cursor.close()
-        return int(count)
-
-
-class Rollback(Exception):
-    """Leave a transaction without committing (the answer is already decided)."""
-
-
-async def _keep_session(conn: asyncpg.Connection) -> None:
-    """No reset query on release (asyncpg still rolls back an open transaction)."""
-
-
-def _pg_count(status: str) -> int:
-    last = status.rsplit(" ", 1)[-1]
-    return int(last) if last.isdigit() else 0
-
-
-class Postgres:
-    dialect = "postgresql"
-
-    def __init__(self, pool: asyncpg.Pool) -> None:
-        self.pool = pool
-
-    @classmethod
-    async def open(cls, dsn: str) -> Postgres:
-        pool = await asyncpg.create_pool(
-            dsn,
-            min_size=0,
-            max_size=20,
-            timeout=5,
-            command_timeout=30,
-            max_inactive_connection_lifetime=10,
-            reset=_keep_session,  # as anonbox: no reset query on every release
-        )
-        return cls(pool)
-
-    async def fetch(self, sql: str, *args: Any) -> list[Any]:
-        return list(await self.pool.fetch(sql, *args))
-
-    async def fetchrow(self, sql: str, *args: Any) -> Any:
-        return await self.pool.fetchrow(sql, *args)
-
-    async def execute(self, sql: str, *args: Any) -> int:
-        return _pg_count(await self.pool.execute(sql, *args))
-
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[PostgresTx]:
-        async with self.pool.acquire() as conn, conn.transaction():
-            yield PostgresTx(conn)
-
-    async def close(self) -> None:
-        await self.pool.close()
-
-
-class PostgresTx:
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self.conn = conn
-
-    async def fetch(self, sql: str, *args: Any) -> list[Any]:
-        return list(await self.conn.fetch(sql, *args))
-
-    async def execute(self, sql: str, *args: Any) -> int:
-        return _pg_count(await self.conn.execute(sql, *args))
-
 
 DB: Any = None  # SQLite or Postgres, opened by the lifespan
 _touched_at: dict[str, int] = {}  # as anonbox: a key's use recorded once a minute per process
@@ -594,12 +347,6 @@ async def inbox(request: Request) -> JSONResponse:
 
 async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"data": {"status": "ok"}})
-
-
-async def open_database(database_url: str) -> SQLite | Postgres:
-    if database_url.startswith("sqlite:///"):
-        return await SQLite.open(database_url.removeprefix("sqlite:///"))
-    return await Postgres.open(database_url)
 
 
 def create_app(database_url: str) -> Starlette:
