@@ -10,7 +10,7 @@ import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from anonbox.safety.matching import DEFAULT_IGNORABLE, NOTHING, Matcher, normalised
+from anonbox.safety.matching import DEFAULT_IGNORABLE, NOTHING, Matcher, normalised, vanishing
 
 EVERY_CHARACTER = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
 FOLDED_SCRIPTS = r"[\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}]"
@@ -246,3 +246,22 @@ def test_a_word_with_marks_and_a_text_with_marks_fold_alike(word: str, text: str
     (``Matcher.of``), so a word typed with marks catches the bare word and the reverse."""
     assert Matcher.of([word]).found_in(f"you {text}!")
     assert Matcher.of(["other"]).joined(Matcher.of([word])).found_in(text)
+
+
+VANISHING = "".join(chr(c) for first, last in vanishing() for c in range(first, last + 1))
+
+
+def test_what_vanishes_is_what_normalising_removes_whole() -> None:
+    """The API document's pattern for a muted word counts these as blank (a word of them
+    alone is refused as "blank"): exactly the first plane's characters ``normalised``
+    turns into nothing. (Controls aside: the pattern refuses them anyway.)"""
+    plane = (chr(c) for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF)
+    removed = {c for c in plane if not normalised(c)}
+    controls = {chr(c) for c in [*range(0x20), *range(0x7F, 0xA0)]}
+    assert set(VANISHING) - controls == removed - controls
+    assert {"\u0301", "\u00b4", "\u309b", "\u200b", " ", "\u0e48"} <= set(VANISHING)
+
+
+@given(st.text(alphabet=VANISHING, min_size=1))
+def test_a_text_of_what_vanishes_is_blank(text: str) -> None:
+    assert normalised(text) == ""

@@ -8,6 +8,7 @@ The sender is answered exactly as if the message had been stored.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable
 from typing import Any
@@ -191,6 +192,37 @@ def test_a_word_muted_with_marks_catches_the_bare_word(
     caught = send(api, creator.link_id, "what an idiot")
     assert inbox_ids(api, creator) == []
     assert filtered_ids(api, creator) == [caught.json()["data"]["id"]]
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        pytest.param("\u0301", id="a-mark"),
+        pytest.param("\u0301\u0308 \u0323", id="marks-and-a-space"),
+        pytest.param("\u00b4", id="acute-accent-a-space-and-a-mark-in-nfkc"),
+        pytest.param("\u309b", id="spacing-voicing-mark"),
+        pytest.param("\u200b\u0e48", id="invisible-then-thai-tone-mark"),
+    ],
+)
+def test_a_word_of_marks_on_no_letter_is_blank_as_the_document_says(
+    api: httpx.Client, creator: Creator, word: str
+) -> None:
+    """Marks on no letter are folded away, so a word of them alone would match nothing:
+    refused as blank, and the API document's pattern refuses it too."""
+    document = api.get("/openapi.json")
+    assert document.status_code == 200, document.text
+    schema = document.json()["components"]["schemas"]
+    [pattern] = {
+        prop["word"]["pattern"]
+        for component in schema.values()
+        if (prop := component.get("properties", {})).get("word", {}).get("pattern")
+    }
+    assert re.search(pattern, word) is None
+    body = assert_error(mute(api, creator, word), 400, "validation_failed")
+    assert body["error"]["fields"] == [{"field": "word", "problem": "blank"}]
+    assert muted_words(api, creator) == []
+    assert re.search(pattern, f"a{word}")
+    assert muted(api, creator, f"a{word}")["word"] == " ".join(f"a{word}".split())
 
 
 def test_a_site_phrase_folds_marks_as_a_creators_word_does(

@@ -150,6 +150,20 @@ def _bare(run: re.Match[str]) -> str:
     return run[0].translate(_BARE)
 
 
+def vanishing() -> tuple[tuple[int, int], ...]:
+    """The code points of the first plane that ``normalised`` removes whole, as ranges:
+    whitespace, default-ignorables, marks, and what NFKC makes marks after a space ("\\u00b4"
+    is " \\u0301"). A word made only of them is blank; the API document's pattern for a
+    muted word says so (``safety.schemas``)."""
+    plane = "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x10000)))
+    # Only these can vanish (a test holds it); Hangul syllables are left out of the
+    # decomposable ones since they are more than half of them and none vanishes.
+    candidates = regex.findall(
+        r"(?V1)[\p{M}[\P{dt=None}--\p{sc=Hangul}]\p{Default_Ignorable_Code_Point}\s]", plane
+    )
+    return _ranges(ord(c) for c in candidates if not normalised(c))
+
+
 def _fenced(text: str) -> str:
     """Normalised text with MARK around every run of a spaced script's letters, so that a
     word fenced the same way is found only whole (written with | for MARK: "|idiot|" is

@@ -12,7 +12,7 @@ from litestar.params import KwargDefinition
 from anonbox.core.envelope import Timestamp
 from anonbox.core.openapi import keep_component_names
 from anonbox.core.text import text_pattern
-from anonbox.safety.matching import DEFAULT_IGNORABLE
+from anonbox.safety.matching import vanishing
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -57,13 +57,11 @@ class MessageSender:
 # --- muted words -------------------------------------------------------------------------
 
 # A muted word (and a site-wide phrase) as the API document states it: the text rule, where
-# default-ignorable code points count as blank too, since matching removes them
-# (``safety.matching.normalised``; a word of nothing but a zero-width space is refused as
-# "blank"). The planes above the first are left out: ECMA-262 patterns without the ``u``
-# flag cannot name them, and only tag and format characters of theirs are ignorable.
-WORD_PATTERN = text_pattern(
-    "".join(f"\\u{first:04x}-\\u{last:04x}" for first, last in DEFAULT_IGNORABLE if last <= 0xFFFF)
-)
+# what matching removes whole counts as blank too (``safety.matching.vanishing``:
+# default-ignorable code points, marks on no letter; a word of nothing but a zero-width
+# space or an acute accent is refused as "blank"). The planes above the first are left
+# out: ECMA-262 patterns without the ``u`` flag cannot name them.
+WORD_PATTERN = text_pattern("".join(f"\\u{first:04x}-\\u{last:04x}" for first, last in vanishing()))
 
 
 class MuteIn(msgspec.Struct):
