@@ -60,7 +60,9 @@ MAX_STORED_URL_CHARACTERS = 2000
 # characters), a port from 1 to 65535, then printable ASCII only (anything else
 # percent-encoded). ``well_formed`` holds a URL to one of them; ``destination`` checks the
 # rest (the host's whole length, the addresses).
-_HOST = r"[A-Za-z0-9-]{1,63}(\.[A-Za-z0-9-]{1,63})*\.?"
+# A label neither starts nor ends with a hyphen (RFC 1123), as ``destination`` checks.
+_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOST = rf"{_LABEL}(\.{_LABEL})*\.?"
 _PORT = r"(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})"
 
 
