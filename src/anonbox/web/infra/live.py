@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-import weakref
-from collections.abc import AsyncIterator
-from typing import TypeVar
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import Any, TypeVar
 
+from litestar.connection import ASGIConnection
 from litestar.response.sse import ServerSentEventMessage
+from litestar.types import ASGIApp, Receive, Scope, Send
 
 from anonbox.notifications.outbox.fanout import Hub
 
@@ -52,6 +53,12 @@ class OpenStreams:
     run: ``take`` looks and counts with no await in between, so parallel requests cannot
     all see room (counted when each stream began, 29 to 50 of 50 opened at once got in
     past a cap of 5). The count is this process's: each instance holds its own streams.
+
+    Its place is given back when its request ends, by ``gives_places_back`` around the
+    route: whether the stream ran to its end, the client left after its first bytes, or
+    left before the answer started (then the stream never runs, and no ``finally`` of
+    its own would ever run: such places came back only when the garbage collector found
+    them, and a few hundred quick drops locked a session out).
     """
 
     def __init__(self, most: int) -> None:
@@ -61,31 +68,45 @@ class OpenStreams:
     def open(self, key: str) -> int:
         return self._open.get(key, 0)
 
-    def take(self, key: str, events: AsyncIterator[T]) -> AsyncIterator[T] | None:
-        """``events``, counted under ``key`` until they end; None, and nothing counted,
-        when ``most`` streams of ``key`` are open already."""
+    def take(
+        self, request: ASGIConnection[Any, Any, Any, Any], key: str, events: AsyncGenerator[T, None]
+    ) -> AsyncGenerator[T, None] | None:
+        """``events``, counted under ``key`` until ``request`` ends; None, and nothing
+        counted, when ``most`` streams of ``key`` are open already."""
+        taken = request.scope["state"].get(_TAKEN)
+        if taken is None:  # a route without the middleware would never give it back
+            raise RuntimeError(f"{request.url.path}: a live stream's route needs gives_places_back")
         if self.open(key) >= self.most:
             return None
         self._open[key] = self.open(key) + 1
-        released = False
 
         def release() -> None:
-            nonlocal released
-            if not released:
-                released = True
-                left = self._open.pop(key, 1) - 1
-                if left:
-                    self._open[key] = left
+            left = self._open.pop(key, 1) - 1
+            if left:
+                self._open[key] = left
 
-        async def counted() -> AsyncIterator[T]:
-            try:
-                async for event in events:
-                    yield event
-            finally:
-                release()
+        taken.append((release, events))
+        return events
 
-        stream = counted()
-        # A stream never started (the client left before its answer was sent) never runs
-        # its ``finally``: it is given back when the stream is collected.
-        weakref.finalize(stream, release)
-        return stream
+
+_TAKEN = "anonbox.live.taken"  # the scope's state: what the request's streams took
+
+
+def gives_places_back(app: ASGIApp) -> ASGIApp:
+    """Route middleware for a live stream: when the request ends, however it ends (the
+    stream done, the client gone before or after the answer started, the server stopping
+    and cancelling it), each place its stream took is given back, then the stream is
+    closed, which ends its wait on the hub."""
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        taken: list[tuple[Callable[[], None], AsyncGenerator[Any, None]]] = []
+        scope["state"][_TAKEN] = taken
+        try:
+            await app(scope, receive, send)
+        finally:
+            for release, _events in taken:
+                release()  # first, and without an await: a second cancellation cannot skip it
+            for _release, events in taken:
+                await events.aclose()
+
+    return middleware

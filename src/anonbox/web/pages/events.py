@@ -13,7 +13,7 @@ session is signed out, on whichever instance.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import msgspec
@@ -34,7 +34,7 @@ from anonbox.notifications.outbox.dependencies import HubDep
 from anonbox.notifications.outbox.fanout import Hub
 from anonbox.notifications.outbox.schemas import Kind
 from anonbox.web.infra.dependencies import OwnedPageLink, SignedInBrowser, signed_in_pages
-from anonbox.web.infra.live import CONNECTED, KEEP_ALIVE, OpenStreams, wakes
+from anonbox.web.infra.live import CONNECTED, KEEP_ALIVE, OpenStreams, gives_places_back, wakes
 from anonbox.web.infra.session import carry_renewal
 
 # Open streams per sign-in session, in this process: a few tabs, not hundreds of them.
@@ -44,7 +44,7 @@ _open_streams = OpenStreams(MAX_STREAMS_PER_SESSION)
 
 async def _stream(
     db: Database, hub: Hub, link_id: str, after: str, session_id: str
-) -> AsyncIterator[ServerSentEventMessage]:
+) -> AsyncGenerator[ServerSentEventMessage, None]:
     yield CONNECTED
     removed_after: int | None = None  # the outbox's seq, learnt on the first look
     async for looked in wakes(hub, f"link:{link_id}", f"session:{session_id}"):
@@ -81,7 +81,7 @@ def _removal(row: Row) -> ServerSentEventMessage:
     return ServerSentEventMessage(data=msgspec.json.encode(data).decode(), event="removed")
 
 
-@get("/dashboard/links/{link_id:str}/events")
+@get("/dashboard/links/{link_id:str}/events", middleware=[gives_places_back])
 async def link_events(
     request: Request[Any, Any, Any],
     browser: SignedInBrowser,
@@ -97,7 +97,9 @@ async def link_events(
     if start is None or not is_ulid(start):
         start = await inbox.newest_id(db, link.link_id)
     session_id = browser.principal.credential_id
-    live = _open_streams.take(session_id, _stream(db, hub, link.link_id, start, session_id))
+    live = _open_streams.take(
+        request, session_id, _stream(db, hub, link.link_id, start, session_id)
+    )
     if live is None:
         raise RateLimited(
             f"At most {MAX_STREAMS_PER_SESSION} live inboxes at once; close a tab", retry_after=5

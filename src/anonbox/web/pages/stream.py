@@ -9,7 +9,7 @@ reloads itself every few seconds. An address that was revoked shows nothing: 404
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import msgspec
@@ -34,7 +34,7 @@ from anonbox.web.infra.dependencies import (
     signed_in_pages,
 )
 from anonbox.web.infra.forms import Done, back_path, dashboard_page, redirect_to
-from anonbox.web.infra.live import CONNECTED, KEEP_ALIVE, OpenStreams, wakes
+from anonbox.web.infra.live import CONNECTED, KEEP_ALIVE, OpenStreams, gives_places_back, wakes
 from anonbox.web.infra.locale import browser_language
 from anonbox.web.infra.routing import site_url
 
@@ -120,7 +120,7 @@ async def overlay_page(request: AnyRequest, token: str, db: DB) -> Template:
     )
 
 
-async def _changes(db: Database, hub: Hub, token: str, key: str) -> AsyncIterator[Any]:
+async def _changes(db: Database, hub: Hub, token: str, key: str) -> AsyncGenerator[Any, None]:
     """The question whenever it differs from the last one sent. A wake need not mean a
     change (another instance's feed, or a change this stream already read, may arrive
     late), so an unchanged question sends nothing: the overlay hears only changes."""
@@ -142,12 +142,12 @@ async def _changes(db: Database, hub: Hub, token: str, key: str) -> AsyncIterato
         yield ServerSentEventMessage(data=data, event="question")
 
 
-@get("/stream/{token:str}/events")
-async def overlay_events(token: str, db: DB, hub: HubDep) -> ServerSentEvent:
+@get("/stream/{token:str}/events", middleware=[gives_places_back])
+async def overlay_events(request: AnyRequest, token: str, db: DB, hub: HubDep) -> ServerSentEvent:
     """The question on the overlay, as server-sent events (``question``: JSON with the
     text, or null), whenever the creator picks another."""
     shown = await stream.on_screen(db, token=token)
-    changes = _overlays.take(token, _changes(db, hub, token, shown.key))
+    changes = _overlays.take(request, token, _changes(db, hub, token, shown.key))
     if changes is None:
         raise RateLimited(
             f"At most {MAX_STREAMS_PER_OVERLAY} overlays of one address at once", retry_after=5
