@@ -172,15 +172,28 @@ async def _head_schema() -> dict[str, Table]:
             await side.close()
 
 
+async def _schema_of_target(url: str, *, new: bool) -> tuple[dict[str, Table], str]:
+    """The tables the target will have once migrated: its own, read without a change, when
+    it is at this anonbox's revision already (the migration will do nothing; a table added
+    beside the migrations counts), else this anonbox's."""
+    if not new:
+        side = await open_reading(url)
+        try:
+            if await side.revision() == _head():
+                return data_tables(await side.tables()), "the target"
+        finally:
+            await side.close()
+    return await _head_schema(), "this anonbox's"
+
+
 async def _copy_into(url: str, source: Side, progress: Progress, *, new: bool) -> Copied:
     """Into the empty database at ``url`` (``new``: an SQLite file not made yet). Every
     refusal that the source or the target's contents decide is made before the target is
     created or migrated: the source's tables against this anonbox's, then the target
     checked empty. A new file is written beside its name and renamed once whole, so a copy
     that fails later (a row the target will not take) leaves no file either."""
-    _refuse_unless_same_schema(
-        data_tables(await source.tables()), await _head_schema(), "this anonbox's"
-    )
+    ours, ours_are = await _schema_of_target(url, new=new)
+    _refuse_unless_same_schema(data_tables(await source.tables()), ours, ours_are)
     if new:
         path = Path(driver_url(url)[1])
         if not path.parent.is_dir():
