@@ -29,7 +29,6 @@ from anonbox.auth.dependencies import provide_oidc
 from anonbox.auth.email_signin import SignInMailCourier
 from anonbox.auth.fediverse.client import InstanceClient
 from anonbox.auth.oidc import OIDCClient
-from anonbox.auth.service import proven as proven_credentials
 from anonbox.core.chores import Chore, run_chores
 from anonbox.core.database import Database
 from anonbox.core.mail import Mailer, mailer_from_settings
@@ -39,6 +38,7 @@ from anonbox.core.replicas import open_database, reads_for
 from anonbox.core.settings import Settings
 from anonbox.federation import service as federation
 from anonbox.federation.delivery import FederationChannel, FederationCourier
+from anonbox.identity.service import proven as proven_credentials
 from anonbox.links import service as links
 from anonbox.messages import service as messages
 from anonbox.messages.filtered import service as filtered_messages
@@ -134,7 +134,7 @@ async def started(settings: Settings, metrics: Metrics | None) -> AsyncIterator[
     mailer = mailer_from_settings(settings)
     hub = Hub()
     # Proven credentials are forgotten by the keys the fan-out hears, and kept long only
-    # where the listener confirms it hears everything (auth.credential_cache).
+    # where the listener confirms it hears everything (identity.credential_cache).
     hub.tap(proven_credentials.forget)
     feed = feed_for(db, settings.direct_database_url, hub)  # LISTEN: never through a pooler
     if feed.confirms:

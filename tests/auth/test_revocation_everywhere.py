@@ -1,5 +1,5 @@
 """A revoked key or an ended session stops working on every instance within a second,
-although each instance remembers the credentials it has proven (auth.credential_cache).
+although each instance remembers the credentials it has proven (identity.credential_cache).
 
 Two instances share one database (and, in one deployment, one Redis); both are warmed
 until they answer the credential from memory (their ``anonbox_credentials_hits`` grow),

@@ -16,8 +16,6 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.routes import HTTPRoute
 from litestar.testing import TestClient
 
-from anonbox.auth.dependencies import SECURITY, Creator
-from anonbox.auth.service import Principal
 from anonbox.core.access import (
     INJECTED,
     UNCHECKED,
@@ -28,6 +26,8 @@ from anonbox.core.access import (
 )
 from anonbox.core.exception_handlers import EXCEPTION_HANDLERS
 from anonbox.core.settings import Settings
+from anonbox.identity.dependencies import SECURITY, Creator
+from anonbox.identity.service import Principal
 
 _PARAMETER = re.compile(r"\{(\w+):[^}]+\}")
 

@@ -1,7 +1,7 @@
 """What a creator's like costs the database, counted by the server itself
 (``anonbox_db_queries``: every statement or transaction it asks for).
 
-Once the credential is known (``auth.credential_cache``), a like is one query: the
+Once the credential is known (``identity.credential_cache``), a like is one query: the
 statement checks the link's owner itself. Before, it also looked the credential and the
 link up: three. The server's own timers (chores, the SQLite outbox tail) query now and
 then meanwhile, hence some slack. (A reply is one query too, but its event wakes the

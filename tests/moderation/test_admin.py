@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from anonbox.auth.credential_cache import LOCAL_TTL_SECONDS
+from anonbox.identity.credential_cache import LOCAL_TTL_SECONDS
 from tests.actions import assert_error, inbox_ids, post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.moderation.conftest import (

@@ -6,11 +6,11 @@ from typing import Annotated, Any
 
 from litestar import Request
 
-from anonbox.auth.dependencies import SECURITY, presented_credential
-from anonbox.auth.service import Principal, authenticate
 from anonbox.core.access import INJECTED, UNCHECKED, AccessRule
 from anonbox.core.dependencies import DB
 from anonbox.core.errors import Forbidden, Unauthorized
+from anonbox.identity.dependencies import SECURITY, presented_credential
+from anonbox.identity.service import Principal, authenticate
 
 
 async def account_holder(request: Request[Any, Any, Any], db: DB) -> Principal:

@@ -33,7 +33,6 @@ from anonbox.account.schemas import (
     ProfilePatch,
     PublicProfile,
 )
-from anonbox.auth.dependencies import Creator
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import (
     BODY_ERRORS,
@@ -48,6 +47,7 @@ from anonbox.core.envelope import (
 )
 from anonbox.core.errors import UnsupportedMediaType, ValidationFailed
 from anonbox.core.routing import OptionsRouter
+from anonbox.identity.dependencies import Creator
 
 _TAGS = ["account"]
 

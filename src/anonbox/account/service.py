@@ -3,7 +3,7 @@
 Asking disables the account in one transaction: its links are gone (404 ``link_gone``) to
 everyone (see ``links.availability``), every API key and session is revoked, and live
 streams of those sessions end. Its creator may still sign in, and then sees only the
-deletion and a way to cancel it (``auth.dependencies.in_service``); cancelling brings
+deletion and a way to cancel it (``identity.dependencies.in_service``); cancelling brings
 everything back but the revoked keys.
 
 After ``ANONBOX_ACCOUNT_ERASE_DAYS`` the erasure chore (``erase_due``, a chore of every
@@ -31,14 +31,14 @@ from anonbox.account.schemas import (
     PublicProfile,
     SignedInAs,
 )
-from anonbox.auth.credential_cache import announce, changed_key, session_key
-from anonbox.auth.service import forget_credentials
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
 from anonbox.core.errors import Conflict, FieldProblem, Unauthorized, ValidationFailed
 from anonbox.core.i18n import LANGUAGES, valid_time_zone
 from anonbox.core.settings import Settings
 from anonbox.core.text import contains_control_characters, draws_nothing, normalised_text
+from anonbox.identity.credential_cache import announce, changed_key, session_key
+from anonbox.identity.service import forget_credentials
 
 logger = logging.getLogger("anonbox.account")
 
@@ -94,7 +94,7 @@ async def request_deletion(db: Database, *, user_id: str, settings: Settings) ->
         )
         sessions = await repository.revoke_credentials(tx, user_id=user_id, now=now)
         # Live streams of those sessions end, and every instance stops taking the
-        # account's credentials (notifications.fanout, auth.credential_cache).
+        # account's credentials (notifications.fanout, identity.credential_cache).
         changed = [changed_key(user_id), *(session_key(session) for session in sessions)]
         await announce(tx, changed)
         row = await repository.deletion_of(tx, user_id)

@@ -43,7 +43,6 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 
 from anonbox.auth import repository
-from anonbox.auth.credentials import credential_hash
 from anonbox.auth.service import account_for_email, normalised_email
 from anonbox.auth.sessions import SessionTokens, open_session
 from anonbox.core.clock import now_us
@@ -59,6 +58,7 @@ from anonbox.core.i18n import N_, _, current_language, ngettext, use_locale
 from anonbox.core.mail import Mailer, compose
 from anonbox.core.ratelimit import RateLimiter
 from anonbox.core.settings import Settings
+from anonbox.identity.credentials import credential_hash
 from anonbox.notifications.courier import Outcome, backoff_seconds
 from anonbox.notifications.outbox.schemas import Event
 

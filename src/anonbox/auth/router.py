@@ -8,14 +8,7 @@ from litestar import Response, delete, get, post
 from litestar.datastructures import Cookie
 
 from anonbox.auth import service
-from anonbox.auth.dependencies import (
-    AUTH_COOKIE_PATH,
-    OIDC,
-    SIGNIN_COOKIE,
-    Creator,
-    SignedIn,
-    signin_cookie,
-)
+from anonbox.auth.dependencies import AUTH_COOKIE_PATH, OIDC, SIGNIN_COOKIE, signin_cookie
 from anonbox.auth.schemas import (
     AccessToken,
     ApiKeyIn,
@@ -42,6 +35,7 @@ from anonbox.core.envelope import (
 from anonbox.core.errors import Unauthorized
 from anonbox.core.i18n import negotiate
 from anonbox.core.paths import RowId
+from anonbox.identity.dependencies import Creator, SignedIn
 from anonbox.safety.dependencies import GateDep
 
 REFRESH_COOKIE = "anonbox_refresh"

@@ -7,9 +7,9 @@ from typing import Annotated
 import msgspec
 from litestar.params import KwargDefinition
 
-from anonbox.auth.credentials import MAX_CREDENTIAL_LENGTH
 from anonbox.core.envelope import Timestamp
 from anonbox.core.text import TEXT_PATTERN
+from anonbox.identity.credentials import MAX_CREDENTIAL_LENGTH
 
 ProviderValue = Annotated[str, msgspec.Meta(min_length=1, max_length=150)]
 

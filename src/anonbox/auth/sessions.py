@@ -14,19 +14,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from anonbox.auth import repository
-from anonbox.auth.credential_cache import announce, changed_key, session_key
-from anonbox.auth.credentials import (
-    ACCESS_TOKEN_PREFIX,
-    REFRESH_TOKEN_PREFIX,
-    credential_hash,
-    new_credential,
-)
-from anonbox.auth.service import forget_credentials
 from anonbox.core.clock import now_us
 from anonbox.core.database import Connection, Database
 from anonbox.core.errors import Unauthorized
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
+from anonbox.identity.credential_cache import announce, changed_key, session_key
+from anonbox.identity.credentials import (
+    ACCESS_TOKEN_PREFIX,
+    REFRESH_TOKEN_PREFIX,
+    credential_hash,
+    new_credential,
+)
+from anonbox.identity.service import forget_credentials
 
 _US = 1_000_000
 

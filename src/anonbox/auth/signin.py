@@ -9,13 +9,13 @@ import secrets
 from dataclasses import dataclass
 
 from anonbox.auth import repository
-from anonbox.auth.credentials import credential_hash
 from anonbox.auth.oidc import OIDCClient, SignInFailed
 from anonbox.auth.service import account_for_identity
 from anonbox.auth.sessions import SessionTokens, open_session
 from anonbox.core.clock import now_us
 from anonbox.core.database import Database
 from anonbox.core.settings import Settings
+from anonbox.identity.credentials import credential_hash
 
 _US = 1_000_000
 _PURGE_AFTER_US = 3600 * _US  # used or expired states are kept an hour, then dropped

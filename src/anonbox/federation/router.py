@@ -17,7 +17,6 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.params import Parameter, QueryParameter
 from litestar.response import Redirect
 
-from anonbox.auth.dependencies import Admin
 from anonbox.core.client import client_address
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import (
@@ -40,6 +39,7 @@ from anonbox.federation.schemas import (
     BlockedDomainIn,
     BlockedDomainList,
 )
+from anonbox.identity.dependencies import Admin
 from anonbox.safety.dependencies import GateDep
 
 _ADMIN_TAGS = ["admin"]

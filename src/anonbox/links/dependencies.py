@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from anonbox.auth.dependencies import OPTIONAL_SECURITY, SECURITY, Creator, Viewer
 from anonbox.core.access import INJECTED, UNCHECKED, AccessRule
 from anonbox.core.dependencies import DB
 from anonbox.core.paths import LinkId
+from anonbox.identity.dependencies import OPTIONAL_SECURITY, SECURITY, Creator, Viewer
 from anonbox.links.availability import live_link_owner, require_owner
 
 

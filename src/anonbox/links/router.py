@@ -7,7 +7,6 @@ from typing import Annotated
 from litestar import delete, get, patch, post
 from litestar.params import Body
 
-from anonbox.auth.dependencies import Creator
 from anonbox.core.dependencies import DB, AppSettings, PublicDB
 from anonbox.core.envelope import (
     BODY_ERRORS,
@@ -20,6 +19,7 @@ from anonbox.core.envelope import (
 )
 from anonbox.core.ids import LINK_ALPHABET, LINK_ID_LENGTH
 from anonbox.core.paths import LinkId
+from anonbox.identity.dependencies import Creator
 from anonbox.links import service
 from anonbox.links.dependencies import OwnedLink
 from anonbox.links.schemas import (

@@ -7,7 +7,6 @@ from typing import Annotated
 from litestar import delete, post, put
 from litestar.params import HeaderParameter, QueryParameter
 
-from anonbox.auth.dependencies import Creator, account_asked
 from anonbox.core.client import client_address
 from anonbox.core.dependencies import DB
 from anonbox.core.envelope import (
@@ -21,6 +20,7 @@ from anonbox.core.envelope import (
 )
 from anonbox.core.errors import NotFound
 from anonbox.core.paths import LinkId, RowId
+from anonbox.identity.dependencies import Creator, account_asked
 from anonbox.links.dependencies import ClaimedLink, OwnedLink
 from anonbox.messages import service
 from anonbox.messages.dependencies import LikeWriterDep, PostingDep, ReplyWriterDep

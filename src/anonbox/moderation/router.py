@@ -14,7 +14,6 @@ from litestar import delete, get, post
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import Parameter
 
-from anonbox.auth.dependencies import Admin
 from anonbox.core.client import client_address
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import (
@@ -27,6 +26,7 @@ from anonbox.core.envelope import (
     error_responses,
 )
 from anonbox.core.paths import Cursor, Limit, LinkId, RowId
+from anonbox.identity.dependencies import Admin
 from anonbox.moderation import service
 from anonbox.moderation.schemas import (
     AuditPage,

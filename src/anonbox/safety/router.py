@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from litestar import delete, get, post
 
-from anonbox.auth.dependencies import Creator
 from anonbox.core.dependencies import DB
 from anonbox.core.envelope import (
     OK,
@@ -18,6 +17,7 @@ from anonbox.core.envelope import (
     error_responses,
 )
 from anonbox.core.paths import RowId
+from anonbox.identity.dependencies import Creator
 from anonbox.safety import service
 from anonbox.safety.schemas import BlockList, MutedWordList, MutedWordOut, MuteIn
 

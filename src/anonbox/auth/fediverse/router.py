@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from litestar import delete, get
 
-from anonbox.auth.dependencies import Creator
 from anonbox.auth.fediverse import service
 from anonbox.auth.fediverse.dependencies import FediverseDep
 from anonbox.auth.fediverse.schemas import FediverseAccountList
 from anonbox.core.dependencies import DB
 from anonbox.core.envelope import OK, AnyRequest, Envelope, envelope, error_responses
+from anonbox.identity.dependencies import Creator
 
 _TAGS = ["account"]
 

@@ -18,7 +18,6 @@ import secrets
 from dataclasses import dataclass
 from enum import StrEnum
 
-from anonbox.auth.credentials import credential_hash
 from anonbox.auth.fediverse import repository
 from anonbox.auth.fediverse.client import (
     AppRegistration,
@@ -36,6 +35,7 @@ from anonbox.core.errors import Conflict, NotFound
 from anonbox.core.i18n import N_
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
+from anonbox.identity.credentials import credential_hash
 from anonbox.links import repository as links
 from anonbox.links.prompts import default_prompt
 

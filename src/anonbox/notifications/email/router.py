@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from litestar import get, post, put
 
-from anonbox.auth.dependencies import Creator
 from anonbox.core.dependencies import DB, AppSettings, MailerDep
 from anonbox.core.envelope import BODY_ERRORS, OK, AnyRequest, Envelope, envelope, error_responses
+from anonbox.identity.dependencies import Creator
 from anonbox.notifications.email import service
 from anonbox.notifications.email.delivery import CONFIRM_PATH, UNSUBSCRIBE_PATH
 from anonbox.notifications.email.schemas import EmailNoticesIn, EmailNoticesOut, Token

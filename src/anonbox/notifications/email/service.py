@@ -6,13 +6,13 @@ from __future__ import annotations
 from email.message import EmailMessage
 from typing import cast
 
-from anonbox.auth.service import Principal
 from anonbox.core.clock import now_us
 from anonbox.core.database import Database, Row
 from anonbox.core.errors import NotFound, ServiceUnavailable
 from anonbox.core.i18n import _, use_locale
 from anonbox.core.mail import Mailer, compose
 from anonbox.core.settings import Settings
+from anonbox.identity.service import Principal
 from anonbox.notifications.email import repository
 from anonbox.notifications.email.delivery import (
     CONFIRM_PAGE,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from litestar import delete, get, post
 
-from anonbox.auth.dependencies import Creator
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import (
     BODY_ERRORS,
@@ -17,6 +16,7 @@ from anonbox.core.envelope import (
     error_responses,
 )
 from anonbox.core.paths import RowId
+from anonbox.identity.dependencies import Creator
 from anonbox.notifications.push import service
 from anonbox.notifications.push.schemas import (
     PushKeyOut,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from litestar import delete, get, post
 
-from anonbox.auth.dependencies import Creator
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import (
     BODY_ERRORS,
@@ -16,6 +15,7 @@ from anonbox.core.envelope import (
     error_responses,
 )
 from anonbox.core.paths import RowId
+from anonbox.identity.dependencies import Creator
 from anonbox.notifications.webhooks import service
 from anonbox.notifications.webhooks.schemas import (
     DeliveryList,

@@ -2,7 +2,7 @@
 
 Only a sign-in session opens the pages: an API key put in the session cookie is refused
 like any unknown value, so a leaked script key cannot reach key management or sign-out
-through the pages (the API refuses it there too: ``auth.dependencies.signed_in_creator``).
+through the pages (the API refuses it there too: ``identity.dependencies.signed_in_creator``).
 
 Both cookies are HttpOnly (no script reads them), ``Secure`` and named ``__Host-…``
 outside local development (``web.infra.security.cookie_name``), and SameSite=Lax: the session
@@ -22,11 +22,11 @@ from typing import Any
 
 from litestar import Request, Response
 
-from anonbox.auth.service import Principal, authenticate
 from anonbox.auth.sessions import SessionTokens, refresh_session
 from anonbox.core.database import Database
 from anonbox.core.errors import Unauthorized
 from anonbox.core.settings import Settings
+from anonbox.identity.service import Principal, authenticate
 from anonbox.web.infra.security import cookie_name
 
 ACCESS_COOKIE = "anonbox_session"

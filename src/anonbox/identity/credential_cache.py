@@ -34,8 +34,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
 
-from anonbox.auth.credentials import hashes_match
 from anonbox.core.database import Connection
+from anonbox.identity.credentials import hashes_match
 from anonbox.notifications.outbox import repository as events
 
 LOCAL_TTL_SECONDS = 0.5

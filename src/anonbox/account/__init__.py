@@ -1,0 +1,1 @@
+"""The account: its profile, picture, keys, export and deletion."""

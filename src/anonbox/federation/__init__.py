@@ -1,0 +1,1 @@
+"""Federation: links as ActivityPub actors that remote servers can follow."""
