@@ -21,7 +21,7 @@ import asyncpg
 import httpx
 import pytest
 
-from anonbox.notifications.outbox.fanout import LISTENER_NAME
+from anonbox.outbox.fanout import LISTENER_NAME
 from tests.conftest import make_creator_in
 from tests.notifications.test_live_fanout import access_tokens
 from tests.server import Server

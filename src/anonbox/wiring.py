@@ -5,7 +5,7 @@
 ``gate: GateDep``, ``posting: PostingDep``...) is given the process's object, and
 nothing is made lazily on a first request. Each dependency's type is declared beside
 what it injects (``core.dependencies``, ``safety.dependencies``,
-``messages.dependencies``, ``notifications.outbox.dependencies``,
+``messages.dependencies``, ``outbox.dependencies``,
 ``web.cards.cache``); none of them is an access rule (those are types with their own
 providers: ``core.access``).
 """
@@ -42,8 +42,8 @@ from anonbox.identity.service import proven as proven_credentials
 from anonbox.links import service as links
 from anonbox.messages import service as messages
 from anonbox.messages.filtered import service as filtered_messages
-from anonbox.notifications.outbox.fanout import Hub, feed_for
 from anonbox.notifications.worker import Extra, NotificationWorker
+from anonbox.outbox.fanout import Hub, feed_for
 from anonbox.receipts import service as receipts
 from anonbox.safety.gate import Gate
 from anonbox.safety.senders import SenderKeys

@@ -22,7 +22,7 @@ import pytest
 from anonbox.core.clock import now_us
 from anonbox.core.database import connect
 from anonbox.messages.inbox import service as inbox
-from anonbox.notifications.outbox import repository as events
+from anonbox.outbox import repository as events
 from tests.actions import assert_error, inbox_ids, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server

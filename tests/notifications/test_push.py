@@ -26,7 +26,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from anonbox.notifications.destinations import MAX_STORED_URL_CHARACTERS, MAX_URL_CHARACTERS
+from anonbox.core.egress import MAX_STORED_URL_CHARACTERS, MAX_URL_CHARACTERS
 from tests.actions import assert_error, post_message
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server

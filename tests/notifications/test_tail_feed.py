@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import connect
-from anonbox.notifications.outbox.fanout import TAIL_SECONDS, Hub, TailFeed
+from anonbox.outbox.fanout import TAIL_SECONDS, Hub, TailFeed
 from anonbox.stream import repository as overlays
 from tests.server import anonbox_command_on
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 
 import httpx
 
-from anonbox.notifications.outbox.fanout import TAIL_SECONDS
+from anonbox.outbox.fanout import TAIL_SECONDS
 from tests.actions import post_message
 from tests.auth.conftest import (
     backend,  # noqa: F401 - fixture

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from anonbox.core.database import Connection, Row
-from anonbox.notifications.outbox import repository as events
+from anonbox.outbox import repository as events
 
 # --- export ------------------------------------------------------------------------------
 

@@ -126,7 +126,7 @@ async def refresh_session(db: Database, *, refresh_token: str, settings: Setting
 
 
 async def close_session(db: Database, *, session_id: str) -> None:
-    """Sign a session out; its live streams, on every instance, end (``notifications.outbox``)."""
+    """Sign a session out; its live streams, on every instance, end (``outbox``)."""
     async with db.transaction() as tx:
         await repository.revoke_session(tx, session_id=session_id, revoked_at=now_us())
         await announce(tx, [session_key(session_id)])

@@ -6,7 +6,7 @@ once, or again after a crash, never lost); ``service.enqueue`` writes the other
 activities in the transactions that decide them. The courier attempts each delivery
 through the shared ``courier.Dispatcher`` (at most ``PER_CREATOR`` of one creator's in
 flight: a creator with a slow follower server holds up only themselves), to the address
-the inbox's host resolves to now, checked and pinned (``notifications.destinations``;
+the inbox's host resolves to now, checked and pinned (``core.egress``;
 private, loopback and link-local ones only with ``ANONBOX_FEDERATION_ALLOW_PRIVATE``).
 A 2xx is delivered; a 4xx other than 408 and 429 is given up at once (the peer refuses
 it); anything else is retried, each wait 4 times the last, at most 4 hours, for two days.
@@ -23,12 +23,12 @@ import httpx
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import Connection, Database, Row
+from anonbox.core.egress import Undeliverable, pinned_target
 from anonbox.core.settings import Settings
 from anonbox.federation import remote, repository, service, signatures
 from anonbox.federation.activities import ACTIVITY_JSON, Site
 from anonbox.notifications.courier import DeliveryRows, Outcome, backoff_seconds
-from anonbox.notifications.destinations import Undeliverable, pinned_target
-from anonbox.notifications.outbox.schemas import Event, Kind
+from anonbox.outbox.schemas import Event, Kind
 
 logger = logging.getLogger("anonbox.notifications")
 

@@ -23,8 +23,8 @@ from urllib.parse import urldefrag, urlsplit
 
 import httpx
 
+from anonbox.core.egress import Undeliverable, destination, pinned_target
 from anonbox.federation import peerjson, signatures
-from anonbox.notifications.destinations import Undeliverable, destination, pinned_target
 
 MAX_DOCUMENT_BYTES = 1 << 20
 ACTIVITY_STREAMS = "https://www.w3.org/ns/activitystreams"

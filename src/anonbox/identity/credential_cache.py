@@ -9,7 +9,7 @@ A change that can end or alter a credential (an API key revoked; a session signe
 refreshed, or revoked for reuse; an account's deletion asked, cancelled or done; the
 admin role granted) is announced under ``credentials:{user_id}`` or ``session:{id}``
 (``announce``): this process forgets at once, after the commit, and the other instances
-hear it through the live fan-out (``notifications.outbox.fanout``), whose keys reach ``forget``:
+hear it through the live fan-out (``outbox.fanout``), whose keys reach ``forget``:
 
 - on PostgreSQL the announcement is a NOTIFY in the change's own transaction, heard by
   every instance once it commits (from any process, the CLI's too). An entry lives up
@@ -36,7 +36,7 @@ from typing import Generic, NamedTuple, TypeVar
 
 from anonbox.core.database import Connection
 from anonbox.identity.credentials import hashes_match
-from anonbox.notifications.outbox import repository as events
+from anonbox.outbox import repository as events
 
 LOCAL_TTL_SECONDS = 0.5
 NOTIFIED_TTL_SECONDS = 60.0

@@ -10,8 +10,8 @@ from typing import NamedTuple
 import msgspec
 
 from anonbox.core.database import Connection, Database, Row
-from anonbox.notifications.outbox import repository as events
-from anonbox.notifications.outbox.schemas import Kind
+from anonbox.outbox import repository as events
+from anonbox.outbox.schemas import Kind
 
 
 class NewMessage(NamedTuple):

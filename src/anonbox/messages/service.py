@@ -27,8 +27,8 @@ from anonbox.messages.content import normalised_content
 from anonbox.messages.filtered import repository as filtered_repository
 from anonbox.messages.likes import repository as likes_repository
 from anonbox.messages.schemas import LikeState, MessageOut, ReplyOut
-from anonbox.notifications.outbox import repository as events
-from anonbox.notifications.outbox.schemas import Kind
+from anonbox.outbox import repository as events
+from anonbox.outbox.schemas import Kind
 from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import ReceiptLink
 from anonbox.safety.gate import Admission, Gate

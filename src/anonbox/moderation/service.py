@@ -37,8 +37,8 @@ from anonbox.moderation.schemas import (
     ReportReceipt,
     ReportStatus,
 )
-from anonbox.notifications.outbox import repository as events
-from anonbox.notifications.outbox.schemas import Kind
+from anonbox.outbox import repository as events
+from anonbox.outbox.schemas import Kind
 from anonbox.safety.gate import Gate
 from anonbox.safety.matching import Matcher
 from anonbox.safety.schemas import BlockOut, IPAddress, MessageSender

@@ -1,3 +1,4 @@
-"""Telling creators what happened: the outbox of events (``outbox``: its relay, and live
-fan-out), and the channels it hands them to (``webhooks``, ``push``, ``email``), whose
-deliveries one shared worker makes (``courier``, ``worker``, ``destinations``)."""
+"""Telling creators what happened: the channels the outbox's relay hands events to
+(``webhooks``, ``push``, ``email``, ``crosspost``), whose deliveries one shared worker makes
+(``courier``, ``worker``). The outbox is ``anonbox.outbox``; the destination check
+``core.egress``."""

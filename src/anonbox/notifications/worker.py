@@ -29,9 +29,9 @@ from anonbox.notifications.crosspost.delivery import (
     CrosspostCourier,
 )
 from anonbox.notifications.email.delivery import EmailCourier, EmailNoticeChannel
-from anonbox.notifications.outbox.relay import BATCH, Channel, Relay
 from anonbox.notifications.push.delivery import PushChannel, PushCourier
 from anonbox.notifications.webhooks.delivery import WebhookChannel, WebhookCourier
+from anonbox.outbox.relay import BATCH, Channel, Relay
 
 logger = logging.getLogger("anonbox.notifications")
 

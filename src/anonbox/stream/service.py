@@ -4,7 +4,7 @@ Marshmallow's creators read questions aloud on live streams with hand-made worka
 here a creator turns stream mode on, adds the overlay's address to OBS as a browser
 source, and presses "Show on stream" on a message: the overlay shows it, large, on a
 transparent background, and changes as soon as they pick another (the live fan-out:
-``notifications.outbox.fanout``). The address is the only credential, so it is long,
+``outbox.fanout``). The address is the only credential, so it is long,
 shown only to its creator, and revoked by making a new one.
 
 The address is not stored: it is an HMAC of a random nonce under the service's secret
@@ -20,7 +20,7 @@ import secrets
 from anonbox.core.clock import now_us
 from anonbox.core.database import Database
 from anonbox.core.errors import NotFound
-from anonbox.notifications.outbox import repository as events
+from anonbox.outbox import repository as events
 from anonbox.stream import repository
 from anonbox.stream.schemas import OnScreen, Overlay, live_key
 

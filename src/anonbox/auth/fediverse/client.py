@@ -1,7 +1,7 @@
 """Talking to a Mastodon or Misskey instance for sign-in, with httpx.
 
 Every request goes to the address the instance's host resolves to now, checked by the
-notifications' one destination check (``notifications.destinations``: no private,
+notifications' one destination check (``core.egress``: no private,
 loopback or link-local address unless ``ANONBOX_FEDERATION_ALLOW_PRIVATE``), with the
 host as ``Host``. Which software an instance runs is read from its NodeInfo; Mastodon
 and the servers that speak its client API sign in by OAuth 2.0 (authorization code,
@@ -19,15 +19,15 @@ from urllib.parse import urlencode, urlsplit
 import httpx
 import idna
 
-from anonbox.core.errors import BadRequest, Forbidden
-from anonbox.core.i18n import N_
-from anonbox.notifications.destinations import (
+from anonbox.core.egress import (
     Malformed,
     Refused,
     Undeliverable,
     destination,
     pinned_target,
 )
+from anonbox.core.errors import BadRequest, Forbidden
+from anonbox.core.i18n import N_
 
 Software = Literal["mastodon", "misskey"]
 # NodeInfo's software names of servers that speak Misskey's API; any other speaks

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import msgspec
 
 from anonbox.core.database import Connection, Row
-from anonbox.notifications.outbox import repository as events
-from anonbox.notifications.outbox.schemas import Kind
+from anonbox.outbox import repository as events
+from anonbox.outbox.schemas import Kind
 
 _COLUMNS = (
     "id, link_id, content, created_at, sender_epoch, sender_hash, sender_network_hash, follow_up_of"

@@ -7,7 +7,7 @@ the answer's share card with its alt text (Mastodon ``POST /api/v2/media``, Miss
 ``drive/files/create``), then posts the question, the answer and the link (Mastodon
 ``POST /api/v1/statuses`` with the delivery's id as ``Idempotency-Key``, Misskey
 ``notes/create``). Instances are reached as webhooks are: resolved, checked and pinned on
-every attempt (``destinations``; private addresses only with
+every attempt (``core.egress``; private addresses only with
 ``ANONBOX_FEDERATION_ALLOW_PRIVATE``). A token the instance refuses (401 or 403)
 disconnects the account: its token is forgotten, its waiting posts given up, and the
 creator sees it on the dashboard and the account page until they sign in with it again.
@@ -24,14 +24,14 @@ import httpx
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import Connection, Database, Row
+from anonbox.core.egress import Undeliverable, pinned_target
 from anonbox.core.i18n import gettext, use_locale
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
 from anonbox.notifications.courier import DeliveryRows, Outcome, backoff_seconds
 from anonbox.notifications.crosspost import repository
-from anonbox.notifications.destinations import Undeliverable, pinned_target
-from anonbox.notifications.outbox.repository import message_texts
-from anonbox.notifications.outbox.schemas import Event, Kind
+from anonbox.outbox.repository import message_texts
+from anonbox.outbox.schemas import Event, Kind
 
 logger = logging.getLogger("anonbox.notifications")
 

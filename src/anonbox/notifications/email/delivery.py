@@ -31,8 +31,8 @@ from anonbox.core.settings import Settings
 from anonbox.core.text import isolated
 from anonbox.notifications.courier import Outcome, backoff_seconds
 from anonbox.notifications.email import repository
-from anonbox.notifications.outbox.repository import message_texts
-from anonbox.notifications.outbox.schemas import Event, Kind
+from anonbox.outbox.repository import message_texts
+from anonbox.outbox.schemas import Event, Kind
 
 logger = logging.getLogger("anonbox.notifications")
 

@@ -33,13 +33,7 @@ from pywebpush import WebPusher  # type: ignore[import-untyped]
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import Connection, Database, Row
-from anonbox.core.errors import FieldProblem, Forbidden, ValidationFailed
-from anonbox.core.i18n import N_, _, use_locale
-from anonbox.core.ids import new_ulid
-from anonbox.core.settings import Settings
-from anonbox.core.text import isolated
-from anonbox.notifications.courier import DeliveryRows, Outcome, backoff_seconds
-from anonbox.notifications.destinations import (
+from anonbox.core.egress import (
     LOCAL_PUSH_ENDPOINT,
     MAX_STORED_URL_CHARACTERS,
     MAX_URL_CHARACTERS,
@@ -51,9 +45,15 @@ from anonbox.notifications.destinations import (
     pinned_target,
     well_formed,
 )
-from anonbox.notifications.outbox.repository import message_texts
-from anonbox.notifications.outbox.schemas import Event, Kind
+from anonbox.core.errors import FieldProblem, Forbidden, ValidationFailed
+from anonbox.core.i18n import N_, _, use_locale
+from anonbox.core.ids import new_ulid
+from anonbox.core.settings import Settings
+from anonbox.core.text import isolated
+from anonbox.notifications.courier import DeliveryRows, Outcome, backoff_seconds
 from anonbox.notifications.push import repository
+from anonbox.outbox.repository import message_texts
+from anonbox.outbox.schemas import Event, Kind
 
 logger = logging.getLogger("anonbox.notifications")
 

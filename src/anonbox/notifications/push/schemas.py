@@ -5,9 +5,9 @@ from typing import Annotated
 import msgspec
 from litestar.params import KwargDefinition
 
+from anonbox.core.egress import MAX_URL_CHARACTERS, PUSH_ENDPOINT
 from anonbox.core.envelope import Timestamp
 from anonbox.core.openapi import keep_component_names
-from anonbox.notifications.destinations import MAX_URL_CHARACTERS, PUSH_ENDPOINT
 
 # Base64url, padded or not: an uncompressed P-256 point (65 bytes, the first 0x04, so its
 # text starts "B" and a letter A to P), and a 16-byte secret. Nothing else decodes to them.

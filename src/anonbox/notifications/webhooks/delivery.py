@@ -15,7 +15,7 @@ disabled, which its creator sees on the API and the dashboard. Attempts are made
 shared ``courier.Dispatcher``: a slow or dead receiver holds up only its own creator.
 
 Destinations are checked when an endpoint is added and again, resolved and pinned, on
-every attempt, by the same check (``destinations.destination``): loopback, private,
+every attempt, by the same check (``core.egress.destination``): loopback, private,
 link-local and other special ranges are refused unless ``ANONBOX_WEBHOOK_ALLOW_PRIVATE``
 is set, multicast and reserved ones always. A destination found undeliverable at an
 attempt (a name that no longer resolves, or resolves only to refused addresses) is a
@@ -34,11 +34,7 @@ from standardwebhooks import Webhook
 
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Connection, Database, Row
-from anonbox.core.errors import FieldProblem, Forbidden, ValidationFailed
-from anonbox.core.ids import new_ulid
-from anonbox.core.settings import Settings
-from anonbox.notifications.courier import DeliveryRows, Outcome, backoff_seconds
-from anonbox.notifications.destinations import (
+from anonbox.core.egress import (
     MAX_URL_CHARACTERS,
     WEBHOOK_URL,
     Malformed,
@@ -48,9 +44,13 @@ from anonbox.notifications.destinations import (
     pinned_target,
     well_formed,
 )
-from anonbox.notifications.outbox.repository import message_texts
-from anonbox.notifications.outbox.schemas import Event, Kind
+from anonbox.core.errors import FieldProblem, Forbidden, ValidationFailed
+from anonbox.core.ids import new_ulid
+from anonbox.core.settings import Settings
+from anonbox.notifications.courier import DeliveryRows, Outcome, backoff_seconds
 from anonbox.notifications.webhooks import repository
+from anonbox.outbox.repository import message_texts
+from anonbox.outbox.schemas import Event, Kind
 
 logger = logging.getLogger("anonbox.notifications")
 
@@ -62,7 +62,7 @@ def check_url(url: str, *, allow_private: bool) -> None:
     """Refuse what is not an http(s) URL anything can be delivered to (400), or points to
     an address or name this server does not send to (403: well formed, but not a
     destination this server may be sent to). The check each attempt makes again
-    (``destinations.destination``), so nothing is taken that is then never delivered."""
+    (``core.egress.destination``), so nothing is taken that is then never delivered."""
     problem = None
     if not well_formed(url, WEBHOOK_URL):
         problem = (

@@ -5,10 +5,10 @@ from typing import Annotated, Literal, get_args
 import msgspec
 from litestar.params import KwargDefinition
 
+from anonbox.core.egress import MAX_URL_CHARACTERS, WEBHOOK_URL
 from anonbox.core.envelope import Timestamp
 from anonbox.core.openapi import keep_component_names
-from anonbox.notifications.destinations import MAX_URL_CHARACTERS, WEBHOOK_URL
-from anonbox.notifications.outbox.schemas import Kind
+from anonbox.outbox.schemas import Kind
 
 # The events a webhook may receive, of the outbox's kinds (``outbox.schemas.Kind``: all but
 # ``message.filtered``); ``webhook.test`` is only ever sent on request.

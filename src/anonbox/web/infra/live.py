@@ -3,7 +3,7 @@ wait on the process's hub, a keep-alive while nothing happens, an end after a wh
 the browser reconnects and is checked again, and a cap on how many are open at once.
 
 A stream reads the database only when woken, so an idle one costs no query, and every
-instance's commits reach it through the live fan-out (``notifications.outbox.fanout``).
+instance's commits reach it through the live fan-out (``outbox.fanout``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from litestar.connection import ASGIConnection
 from litestar.response.sse import ServerSentEventMessage
 from litestar.types import ASGIApp, Receive, Scope, Send
 
-from anonbox.notifications.outbox.fanout import Hub
+from anonbox.outbox.fanout import Hub
 
 T = TypeVar("T")
 

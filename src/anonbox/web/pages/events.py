@@ -4,7 +4,7 @@ word added later), so that an open tab drops them. A removal names the
 message and whether it went to the folder, nothing else: not why, and nothing about
 its sender.
 
-A stream waits on its process's hub (``notifications.outbox.fanout``) for its link and its
+A stream waits on its process's hub (``outbox.fanout``) for its link and its
 sign-in session: it reads the database only when woken, so an idle stream costs no
 query, and every instance's commits reach it. Open streams are capped per sign-in
 session; a stream re-checks its session whenever it is woken, so it ends as soon as the
@@ -29,10 +29,10 @@ from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import RateLimited
 from anonbox.core.ids import is_ulid
 from anonbox.messages.inbox import service as inbox
-from anonbox.notifications.outbox import repository as events
-from anonbox.notifications.outbox.dependencies import HubDep
-from anonbox.notifications.outbox.fanout import Hub
-from anonbox.notifications.outbox.schemas import Kind
+from anonbox.outbox import repository as events
+from anonbox.outbox.dependencies import HubDep
+from anonbox.outbox.fanout import Hub
+from anonbox.outbox.schemas import Kind
 from anonbox.web.infra.dependencies import OwnedPageLink, SignedInBrowser, signed_in_pages
 from anonbox.web.infra.live import CONNECTED, KEEP_ALIVE, OpenStreams, gives_places_back, wakes
 from anonbox.web.infra.session import carry_renewal

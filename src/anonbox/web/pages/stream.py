@@ -24,8 +24,8 @@ from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import NotFound, RateLimited
 from anonbox.core.i18n import set_locale
 from anonbox.core.paths import RowId
-from anonbox.notifications.outbox.dependencies import HubDep
-from anonbox.notifications.outbox.fanout import Hub
+from anonbox.outbox.dependencies import HubDep
+from anonbox.outbox.fanout import Hub
 from anonbox.stream import service as stream
 from anonbox.web.infra.dependencies import (
     OwnedPageLink,

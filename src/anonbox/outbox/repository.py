@@ -15,7 +15,7 @@ import asyncpg
 import msgspec
 
 from anonbox.core.database import Connection, Row, placeholders
-from anonbox.notifications.outbox.schemas import Kind
+from anonbox.outbox.schemas import Kind
 
 # Every process LISTENs here on PostgreSQL; a payload is a hub key (``link:…``, ``session:…``).
 NOTIFY_CHANNEL = "anonbox_events"

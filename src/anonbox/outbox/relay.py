@@ -17,8 +17,8 @@ from typing import Protocol
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import Connection, Database
-from anonbox.notifications.outbox import repository
-from anonbox.notifications.outbox.schemas import Event
+from anonbox.outbox import repository
+from anonbox.outbox.schemas import Event
 
 BATCH = 200
 KEEP_SECONDS = 600  # handed events stay this long (SQLite's live fan-out tails them)

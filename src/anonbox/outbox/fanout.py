@@ -36,7 +36,7 @@ import asyncpg
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import Database, Row, driver_url
-from anonbox.notifications.outbox import repository
+from anonbox.outbox import repository
 
 logger = logging.getLogger("anonbox.notifications")
 

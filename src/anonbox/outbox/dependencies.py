@@ -6,6 +6,6 @@ from __future__ import annotations
 from typing import Annotated
 
 from anonbox.core.access import INJECTED, UNCHECKED
-from anonbox.notifications.outbox.fanout import Hub
+from anonbox.outbox.fanout import Hub
 
 HubDep = Annotated[Hub, INJECTED, UNCHECKED]
