@@ -47,6 +47,7 @@ from anonbox.outbox.fanout import Hub, feed_for
 from anonbox.receipts import service as receipts
 from anonbox.safety.gate import Gate
 from anonbox.safety.senders import SenderKeys
+from anonbox.safety.service import MoveMuted
 from anonbox.web.cards.cache import CardCache
 from anonbox.web.pages.share_card import answer_cards
 
@@ -213,6 +214,11 @@ def provide_public_db(request: Request[Any, Any, Any], state: State) -> Database
     return reads_for(request, state.parts.db)
 
 
+def provide_move_muted() -> MoveMuted:
+    """Messages' filtered folder, for safety's muted words (which build below it)."""
+    return filtered_messages.move_muted
+
+
 # Each name a handler may take, and where its value comes from: the process's parts,
 # except ``oidc``, whose provider answers 404 where Google sign-in is not configured.
 DEPENDENCIES: dict[str, Provide] = {
@@ -236,4 +242,5 @@ DEPENDENCIES: dict[str, Provide] = {
     "google": _part("oidc"),
     "oidc": _provided(provide_oidc),
     "public_db": _provided(provide_public_db),
+    "move_muted": _provided(provide_move_muted),
 }

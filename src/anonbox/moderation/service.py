@@ -21,6 +21,7 @@ from anonbox.core.ids import new_ulid
 from anonbox.core.ratelimit import Limit
 from anonbox.links.availability import live_link_owner
 from anonbox.messages.content import normalised_content
+from anonbox.messages.filtered.service import move_muted
 from anonbox.moderation import repository
 from anonbox.moderation.schemas import (
     Action,
@@ -46,7 +47,6 @@ from anonbox.safety.service import (
     MAX_MUTED_WORDS,
     block,
     checked_word,
-    move_muted,
     muted_list_changed,
     sender_of,
 )

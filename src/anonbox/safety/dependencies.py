@@ -1,5 +1,6 @@
 """What safety provides to handlers: the process's gate (built at start-up:
-``anonbox.wiring``)."""
+``anonbox.wiring``), and the move of waiting messages a new muted word catches (messages'
+filtered folder, bound in ``anonbox.wiring``: safety builds below messages)."""
 
 from __future__ import annotations
 
@@ -7,5 +8,7 @@ from typing import Annotated
 
 from anonbox.core.access import INJECTED, UNCHECKED
 from anonbox.safety.gate import Gate
+from anonbox.safety.service import MoveMuted
 
 GateDep = Annotated[Gate, INJECTED, UNCHECKED]
+MoveMutedDep = Annotated[MoveMuted, INJECTED, UNCHECKED]  # provided as ``move_muted``

@@ -19,6 +19,7 @@ from anonbox.core.envelope import (
 from anonbox.core.paths import RowId
 from anonbox.identity.dependencies import Creator
 from anonbox.safety import service
+from anonbox.safety.dependencies import MoveMutedDep
 from anonbox.safety.schemas import BlockList, MutedWordList, MutedWordOut, MuteIn
 
 _TAGS = ["safety"]
@@ -62,9 +63,9 @@ async def unblock(
     tags=_TAGS,
 )
 async def mute_word(
-    request: AnyRequest, data: MuteIn, db: DB, creator: Creator
+    request: AnyRequest, data: MuteIn, db: DB, creator: Creator, move_muted: MoveMutedDep
 ) -> Envelope[Created, MutedWordOut]:
-    muted = await service.mute(db, owner_id=creator.user_id, word=data.word)
+    muted = await service.mute(db, owner_id=creator.user_id, word=data.word, move=move_muted)
     return envelope(request, 201, "Word muted", muted)
 
 

@@ -41,20 +41,21 @@ their own on a post, and no instance matches a stale site list either.
 A word muted later applies to the messages already waiting too: in the same transaction
 as the word, the newest ``MOVE_SCAN_LIMIT`` unanswered messages (of the creator's links,
 or of every link for a site phrase) are looked at, and those holding it move to their
-link's filtered folder (``move_muted``); answered ones stay where they are.
+link's filtered folder (``MoveMuted``: messages' filtered folder does it, and builds on
+safety, so the caller hands it in); answered ones stay where they are.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Protocol
 
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Connection, Database, Row, one_at_a_time
 from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
 from anonbox.core.ids import new_ulid
 from anonbox.core.text import contains_control_characters
-from anonbox.messages.filtered import repository as filtered_repository
 from anonbox.safety import repository
 from anonbox.safety.matching import NOTHING, Matcher, normalised
 from anonbox.safety.schemas import (
@@ -80,7 +81,6 @@ _CACHED_WORDS = 400_000
 # How many waiting (unanswered) messages, newest first, a newly muted word is looked for
 # in: a bound on the work done in the transaction that mutes it.
 MOVE_SCAN_LIMIT = 10_000
-_MOVE_BATCH = 1_000
 
 
 # --- blocks ------------------------------------------------------------------------------
@@ -294,25 +294,18 @@ def checked_word(text: str, *, field: str) -> tuple[str, str]:
     return shown, normalized
 
 
-async def move_muted(conn: Connection, *, owner_id: str | None, words: Matcher, now: int) -> int:
-    """Move the waiting messages holding one of ``words`` to their folders: of
-    ``owner_id``'s links, or of every link; the newest ``MOVE_SCAN_LIMIT`` are looked at.
-    How many moved."""
-    moved, before, seen = 0, None, 0
-    while seen < MOVE_SCAN_LIMIT:
-        rows = await filtered_repository.unanswered_batch(
-            conn, owner_id=owner_id, before=before, limit=min(_MOVE_BATCH, MOVE_SCAN_LIMIT - seen)
-        )
-        if not rows:
-            break
-        seen += len(rows)
-        before = str(rows[-1]["id"])
-        caught = [str(row["id"]) for row in rows if words.found_in(row["content"])]
-        moved += await filtered_repository.move_ids(conn, ids=caught, now=now)
-    return moved
+class MoveMuted(Protocol):
+    """Moves the waiting messages holding one of ``words`` to their filtered folders, in
+    the caller's transaction: of ``owner_id``'s links, or of every link; how many moved.
+    The folders are messages' (``messages.filtered.service.move_muted``), which builds on
+    safety: its handlers and pages hand it to ``mute``."""
+
+    async def __call__(
+        self, conn: Connection, *, owner_id: str | None, words: Matcher, now: int
+    ) -> int: ...
 
 
-async def mute(db: Database, *, owner_id: str, word: str) -> MutedWordOut:
+async def mute(db: Database, *, owner_id: str, word: str, move: MoveMuted) -> MutedWordOut:
     """Mute the word, and move the creator's waiting messages that hold it to their
     links' filtered folders, in one transaction."""
     shown, normalized = checked_word(word, field="word")
@@ -333,7 +326,7 @@ async def mute(db: Database, *, owner_id: str, word: str) -> MutedWordOut:
         )
         if inserted:
             await muted_list_changed(tx, owner_id)
-            await move_muted(tx, owner_id=owner_id, words=Matcher.of([shown]), now=now)
+            await move(tx, owner_id=owner_id, words=Matcher.of([shown]), now=now)
     if not inserted:
         if await repository.muted_word_exists(db, owner_id=owner_id, normalized=normalized):
             raise Conflict(f"{shown!r} is already muted")

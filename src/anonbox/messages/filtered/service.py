@@ -12,14 +12,17 @@ instance purges older ones hourly (the delete is idempotent).
 from __future__ import annotations
 
 from anonbox.core.clock import isoformat_us, now_us
-from anonbox.core.database import Database
+from anonbox.core.database import Connection, Database
 from anonbox.core.errors import NotFound
 from anonbox.messages.filtered import repository
 from anonbox.messages.schemas import InboxItem, InboxPage
+from anonbox.safety.matching import Matcher
+from anonbox.safety.service import MOVE_SCAN_LIMIT
 
 FOLDER_DAYS = 30
 PURGE_EVERY_SECONDS = 3600
 _US_PER_DAY = 86_400 * 1_000_000
+MOVE_BATCH = 1_000
 
 
 async def folder(db: Database, *, link_id: str, cursor: str | None, limit: int) -> InboxPage:
@@ -62,3 +65,21 @@ async def purge_expired(db: Database, *, now: int | None = None) -> int:
     whoever runs it."""
     moment = now_us() if now is None else now
     return await repository.purge(db, filtered_before=moment - FOLDER_DAYS * _US_PER_DAY)
+
+
+async def move_muted(conn: Connection, *, owner_id: str | None, words: Matcher, now: int) -> int:
+    """Move the waiting messages holding one of ``words`` to their folders: of
+    ``owner_id``'s links, or of every link; the newest ``MOVE_SCAN_LIMIT`` are looked at.
+    How many moved. Safety's ``MoveMuted``, handed to its ``mute``."""
+    moved, before, seen = 0, None, 0
+    while seen < MOVE_SCAN_LIMIT:
+        rows = await repository.unanswered_batch(
+            conn, owner_id=owner_id, before=before, limit=min(MOVE_BATCH, MOVE_SCAN_LIMIT - seen)
+        )
+        if not rows:
+            break
+        seen += len(rows)
+        before = str(rows[-1]["id"])
+        caught = [str(row["id"]) for row in rows if words.found_in(row["content"])]
+        moved += await repository.move_ids(conn, ids=caught, now=now)
+    return moved

@@ -29,6 +29,7 @@ from anonbox.core.errors import FieldProblem, ValidationFailed
 from anonbox.core.i18n import current_language, current_time_zone, exact_time, time_zones
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
+from anonbox.messages.filtered.service import move_muted
 from anonbox.safety import service as blocks
 from anonbox.safety import service as mutes
 from anonbox.web.infra.dependencies import (
@@ -103,7 +104,9 @@ async def account(
 async def mute_word(
     browser: SignedInBrowser, form: SignedInForm, db: DB, settings: AppSettings
 ) -> Redirect:
-    await mutes.mute(db, owner_id=browser.principal.user_id, word=text_field(form, "word"))
+    await mutes.mute(
+        db, owner_id=browser.principal.user_id, word=text_field(form, "word"), move=move_muted
+    )
     return redirect_to(browser, settings, ACCOUNT)
 
 
