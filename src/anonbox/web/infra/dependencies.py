@@ -34,7 +34,7 @@ from anonbox.web.infra.session import (
     carry_renewal_of,
     clear_session_cookies,
 )
-from anonbox.web.pages.signin import signin_page
+from anonbox.web.infra.signin_page import signin_page
 
 AnyRequest = Request[Any, Any, Any]
 _SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}

@@ -46,7 +46,7 @@ from anonbox.core.errors import (
     ServiceUnavailable,
     ValidationFailed,
 )
-from anonbox.core.i18n import N_, _, ngettext
+from anonbox.core.i18n import N_, ngettext
 from anonbox.core.mail import ConsoleMailer
 from anonbox.core.settings import Settings
 from anonbox.safety.dependencies import GateDep
@@ -55,11 +55,8 @@ from anonbox.web.infra.locale import browser_language, public_locale
 from anonbox.web.infra.return_to import ReturnPath, remember_return, return_path, to_dashboard
 from anonbox.web.infra.routing import HTML, error_page, readable, site_url
 from anonbox.web.infra.security import (
-    CSRF_FIELD,
     checked_form,
-    csrf_token,
     page_headers,
-    set_csrf_cookie,
 )
 from anonbox.web.infra.session import (
     browser_session,
@@ -67,6 +64,7 @@ from anonbox.web.infra.session import (
     clear_session_cookies,
     set_session_cookies,
 )
+from anonbox.web.infra.signin_page import signin_page
 
 AnyRequest = Request[Any, Any, Any]
 _NO_STORE = {"Cache-Control": "no-store"}
@@ -86,39 +84,6 @@ def _email_cookie(binding: str, settings: Settings) -> Cookie:
         secure=settings.secure_cookies,
         samesite="lax",  # sent when the link is opened from a mail: a top-level navigation
     )
-
-
-def signin_page(
-    request: AnyRequest,
-    settings: Settings,
-    *,
-    message: str | None = None,
-    problem: str | None = None,
-    email: str = "",
-    instance: str = "",
-    status_code: int = 200,
-) -> Template:
-    """The sign-in page, offering only the ways this server is configured for."""
-    token, new = csrf_token(request)
-    page = Template(
-        template_name="signin.html",
-        context={
-            # Texts marked where they are raised (N_), in the reader's language here.
-            "message": _(message) if message else None,
-            "problem": _(problem) if problem else None,
-            "email": email,
-            "instance": instance,
-            "google": settings.google_client_id is not None,
-            "email_signin": settings.email_signin_enabled,
-            "csrf_token": token,
-            "csrf_field": CSRF_FIELD,
-        },
-        status_code=status_code,
-        headers=dict(_NO_STORE),
-    )
-    if new:
-        set_csrf_cookie(page, token, settings)
-    return page
 
 
 @get("/signin")
