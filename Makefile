@@ -55,10 +55,11 @@ test: $(STAMP) $(MO) fonts ## Run the whole test suite (SQLite always; PostgreSQ
 	@[ -x /usr/bin/chromium-headless-shell ] || [ "$$(id -u)" != 0 ] || (apt-get update && apt-get install -y chromium-headless-shell)
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
-lint: $(STAMP) ## ruff and mypy --strict
+lint: $(STAMP) ## ruff, mypy --strict and the layers (import-linter: [tool.importlinter] in pyproject.toml)
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 format: $(STAMP) ## Apply ruff's formatting and safe fixes
 	$(BIN)/ruff format src tests
