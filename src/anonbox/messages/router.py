@@ -24,8 +24,8 @@ from anonbox.identity.dependencies import Creator, account_asked
 from anonbox.links.dependencies import ClaimedLink, OwnedLink
 from anonbox.messages import service
 from anonbox.messages.dependencies import LikeWriterDep, PostingDep, ReplyWriterDep
-from anonbox.messages.filtered.router import empty_filtered, list_filtered, restore_filtered
-from anonbox.messages.inbox.router import list_messages, list_replies
+from anonbox.messages.filtered.router import ROUTES as FILTERED_ROUTES
+from anonbox.messages.inbox.router import ROUTES as INBOX_ROUTES
 from anonbox.messages.schemas import (
     Deleted,
     LikeState,
@@ -33,12 +33,10 @@ from anonbox.messages.schemas import (
     MessageOut,
     ReplyOut,
 )
-from anonbox.messages.search.router import search_messages
-from anonbox.receipts import service as receipts
+from anonbox.messages.search.router import ROUTES as SEARCH_ROUTES
 from anonbox.receipts.dependencies import site_of
-from anonbox.receipts.schemas import ReceiptToken
+from anonbox.receipts.schemas import RECEIPT_DAYS, ReceiptToken
 from anonbox.safety.schemas import BlockOut
-from anonbox.safety.service import block, sender_of
 
 _CREATOR_ERRORS = error_responses(400, 401, 403, 404, 503)
 
@@ -73,7 +71,7 @@ WantsReceipt = Annotated[
     QueryParameter(
         name="receipt",
         description="true: the answer's data also carries `receipt`, a private link (valid "
-        f"{receipts.RECEIPT_DAYS} days) where the sender can see whether the creator answered "
+        f"{RECEIPT_DAYS} days) where the sender can see whether the creator answered "
         "and send one follow-up (see /receipts/{token}). Given for every post alike, "
         "once: a replay with the same Idempotency-Key gets none.",
     ),
@@ -251,9 +249,9 @@ async def block_sender(
     creator: Creator,
     network: bool = False,
 ) -> Envelope[Created, BlockOut]:
-    async with db.transaction() as tx:  # the sender as the message names them, and the block
-        target = await sender_of(tx, message_id=message_id, link_id=owned.link_id)
-        blocked = await block(tx, owner_id=creator.user_id, target=target, network=network)
+    blocked = await service.block_sender(
+        db, owner_id=creator.user_id, link_id=owned.link_id, message_id=message_id, network=network
+    )
     return envelope(request, 201, "Network blocked" if network else "Sender blocked", blocked)
 
 
@@ -282,16 +280,15 @@ async def delete_unanswered(request: AnyRequest, owned: OwnedLink, db: DB) -> En
     return envelope(request, 200, f"Deleted {count} messages", Deleted(deleted=count))
 
 
+# The sub-packages' routes from their own lists, in the order the OpenAPI document has
+# always listed their paths (it lists a path where its first route is registered).
 ROUTES = [
     create_message,
     send_follow_up,
-    list_filtered,
-    restore_filtered,
-    empty_filtered,
-    list_messages,
-    search_messages,
+    *FILTERED_ROUTES,
+    *SEARCH_ROUTES,
+    *INBOX_ROUTES,
     reply_to_message,
-    list_replies,
     toggle_like,
     delete_reply,
     delete_message,

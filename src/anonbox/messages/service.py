@@ -31,9 +31,10 @@ from anonbox.outbox import repository as events
 from anonbox.outbox.schemas import Kind
 from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import ReceiptLink
+from anonbox.safety import service as safety
 from anonbox.safety.gate import Admission, Gate
 from anonbox.safety.pace import WritePace
-from anonbox.safety.schemas import IPAddress
+from anonbox.safety.schemas import BlockOut, IPAddress
 
 _NO_MESSAGE = "No message with this id under this link"
 
@@ -444,3 +445,13 @@ async def delete_unanswered(db: Database, *, link_id: str) -> int:
     async with db.transaction() as tx:
         stored = await repository.delete_unanswered(tx, link_id=link_id, now=now_us())
         return stored + await filtered_repository.empty(tx, link_id=link_id)
+
+
+async def block_sender(
+    db: Database, *, owner_id: str, link_id: str, message_id: str, network: bool
+) -> BlockOut:
+    """Block whoever sent this message of ``link_id`` from all of ``owner_id``'s links: the
+    sender as the message names them, and the block, in one transaction."""
+    async with db.transaction() as tx:
+        target = await safety.sender_of(tx, message_id=message_id, link_id=link_id)
+        return await safety.block(tx, owner_id=owner_id, target=target, network=network)

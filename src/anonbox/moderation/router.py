@@ -40,7 +40,7 @@ from anonbox.moderation.schemas import (
     ReportStatus,
     ResolveIn,
 )
-from anonbox.safety.gate import Gate
+from anonbox.safety.dependencies import GateDep
 from anonbox.safety.schemas import BlockOut
 
 _ADMIN_TAGS = ["admin"]
@@ -67,7 +67,7 @@ async def report_message(
     message_id: RowId,
     data: ReportIn,
     db: DB,
-    gate: Gate,
+    gate: GateDep,
     settings: AppSettings,
 ) -> Envelope[Created, ReportReceipt]:
     receipt = await service.report_message(

@@ -9,6 +9,8 @@ from litestar.params import Parameter
 
 from anonbox.core.envelope import Timestamp
 
+RECEIPT_DAYS = 30  # how long a receipt's link works
+
 # Any string: a token of the wrong shape is as unknown as a wrong one (404), never a 400.
 ReceiptToken = Annotated[
     str,

@@ -26,10 +26,15 @@ from anonbox.core.errors import Conflict, NotFound
 from anonbox.links import repository as links_repository
 from anonbox.links.availability import LinkGone
 from anonbox.receipts import repository
-from anonbox.receipts.schemas import ReceiptLink, ReceiptOut, ThreadMessage, ThreadReply
+from anonbox.receipts.schemas import (
+    RECEIPT_DAYS,
+    ReceiptLink,
+    ReceiptOut,
+    ThreadMessage,
+    ThreadReply,
+)
 from anonbox.receipts.sealing import Sealed, seal, token_hash, unseal
 
-RECEIPT_DAYS = 30
 TOKEN_BYTES = 32  # 256 random bits: the token is a bearer credential
 REPLIES_SHOWN = 100  # newest replies to the message and its follow-up, together
 PURGE_EVERY_SECONDS = 3600

@@ -40,7 +40,7 @@ from anonbox.messages.dependencies import PostingDep
 from anonbox.messages.inbox import service as inbox
 from anonbox.messages.schemas import InboxItem, ReplyOut
 from anonbox.receipts import service as receipts
-from anonbox.receipts.schemas import ReceiptLink
+from anonbox.receipts.schemas import RECEIPT_DAYS, ReceiptLink
 from anonbox.safety.flood import ProofOfWorkRequired
 from anonbox.web.infra.routing import error_page, readable, site_url
 from anonbox.web.infra.security import (
@@ -212,7 +212,7 @@ async def _send_page(
             "receipt_url": receipt_url,
             "signin_url": signin_url,  # set: the visitor must sign in to send
             "paused_until": isoformat_us(until) if until and until > now_us() else None,
-            "receipt_days": receipts.RECEIPT_DAYS,
+            "receipt_days": RECEIPT_DAYS,
             "answers": answers,
             "cursor": cursor,
             "next_cursor": next_cursor,

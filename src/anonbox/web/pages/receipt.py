@@ -28,7 +28,7 @@ from anonbox.messages import service as messages
 from anonbox.messages.content import MAX_CHARACTERS
 from anonbox.messages.dependencies import PostingDep
 from anonbox.receipts import service as receipts
-from anonbox.receipts.schemas import ReceiptOut
+from anonbox.receipts.schemas import RECEIPT_DAYS, ReceiptOut
 from anonbox.safety.flood import ProofOfWorkRequired
 from anonbox.web.infra.routing import error_page, readable, site_url
 from anonbox.web.infra.security import CSRF_FIELD, checked_form, csrf_token, set_csrf_cookie
@@ -56,7 +56,7 @@ def _no_receipt() -> str:
         "after the message was sent.",
         "There is no receipt here: the link is not complete, or it expired %(num)d days "
         "after the message was sent.",
-        receipts.RECEIPT_DAYS,
+        RECEIPT_DAYS,
     )
 
 
@@ -117,7 +117,7 @@ async def _page(
             "count": character_count(text),
             "error": error,
             "followed": followed,
-            "receipt_days": receipts.RECEIPT_DAYS,
+            "receipt_days": RECEIPT_DAYS,
         },
         status_code=status_code,
         headers=dict(RECEIPT_HEADERS),
