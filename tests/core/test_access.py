@@ -15,12 +15,14 @@ from litestar.di import Provide
 from litestar.handlers import HTTPRouteHandler
 from litestar.routes import HTTPRoute
 from litestar.testing import TestClient
+from litestar.utils.signature import get_fn_type_hints
 
 from anonbox.core.access import (
     INJECTED,
     UNCHECKED,
     AccessError,
     AccessRule,
+    Provided,
     guarded,
     rules_of,
 )
@@ -97,6 +99,37 @@ def test_no_rule_is_provided_by_a_name_app_wide(tmp_path: Any) -> None:
     assert len(providers) >= 10  # the API's rules and the pages'
     for name, provide in app.dependencies.items():
         assert provide.dependency not in providers, name
+
+
+def _provided_as(hint: Any) -> str | None:
+    for marker in getattr(hint, "__metadata__", ()):
+        if isinstance(marker, Provided):
+            return str(marker.name)
+    return None
+
+
+def test_each_injected_object_is_taken_by_its_own_type(tmp_path: Any) -> None:
+    """Litestar fills an app-wide dependency by the parameter's name; each one's type
+    carries that name (``Provided``), so ``db: PublicDB`` or ``gate: Gate`` is found
+    here, and two objects of one class (the database, its public reads) are two types."""
+    from anonbox.core.dependencies import DB, PublicDB
+    from anonbox.wiring import DEPENDENCIES
+
+    assert PublicDB != DB
+    assert (_provided_as(DB), _provided_as(PublicDB)) == ("db", "public_db")
+    app = _app(tmp_path)
+    taken: dict[str, set[str]] = {}
+    for path, handler in _handlers(app):
+        hints = get_fn_type_hints(handler.fn)
+        for name in inspect.signature(handler.fn).parameters:
+            hint = hints.get(name)
+            if name in DEPENDENCIES:
+                assert _provided_as(hint) == name, (path, handler.fn.__name__, name, hint)
+                taken.setdefault(name, set()).add(repr(hint))
+            else:
+                assert _provided_as(hint) is None, (path, handler.fn.__name__, name, hint)
+    assert all(len(types) == 1 for types in taken.values()), taken
+    assert {"db", "public_db", "gate", "posting", "settings"} <= taken.keys()
 
 
 def test_renaming_the_parameter_keeps_the_rule() -> None:

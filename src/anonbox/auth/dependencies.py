@@ -11,7 +11,7 @@ from typing import Annotated
 from litestar.datastructures import Cookie, State
 
 from anonbox.auth.oidc import OIDCClient
-from anonbox.core.access import INJECTED, UNCHECKED
+from anonbox.core.access import INJECTED, UNCHECKED, Provided
 from anonbox.core.errors import NotFound
 from anonbox.core.settings import Settings
 
@@ -31,9 +31,13 @@ def provide_oidc(state: State) -> OIDCClient:
     return oidc
 
 
-OIDC = Annotated[OIDCClient, INJECTED, UNCHECKED]  # provided as ``oidc``: 404 if not configured
+OIDC = Annotated[
+    OIDCClient, INJECTED, UNCHECKED, Provided("oidc")
+]  # 404 where Google sign-in is not configured
 
-MaybeOIDC = Annotated[OIDCClient | None, INJECTED, UNCHECKED]  # provided as ``google``
+MaybeOIDC = Annotated[
+    OIDCClient | None, INJECTED, UNCHECKED, Provided("google")
+]  # None where Google sign-in is not configured
 
 SIGNIN_COOKIE = "anonbox_signin"
 

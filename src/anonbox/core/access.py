@@ -52,6 +52,18 @@ from litestar.utils.signature import get_fn_type_hints
 INJECTED = Dependency()
 UNCHECKED = SkipValidationMarker()
 
+
+@dataclass(frozen=True)
+class Provided:
+    """The name an app-wide object (``wiring.DEPENDENCIES``) is provided under, carried by
+    its type: ``DB`` is ``db``'s, ``PublicDB`` is ``public_db``'s. Litestar fills a
+    dependency by the parameter's name; this marker makes each type one name's, so two
+    objects of one class (the database and its public reads) are distinct types, and a
+    parameter whose name and type disagree is found (``tests/core/test_access.py``)."""
+
+    name: str
+
+
 # The types that only a rule may fill (added by each rule, as its ``guards``).
 _GUARDED: set[type] = set()
 

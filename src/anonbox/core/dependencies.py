@@ -9,16 +9,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from anonbox.core.access import INJECTED, UNCHECKED
+from anonbox.core.access import INJECTED, UNCHECKED, Provided
 from anonbox.core.database import Database
 from anonbox.core.mail import Mailer
 from anonbox.core.ratelimit import RateLimiter
 from anonbox.core.settings import Settings
 
-AppSettings = Annotated[Settings, INJECTED, UNCHECKED]
-DB = Annotated[Database, INJECTED, UNCHECKED]
+AppSettings = Annotated[Settings, INJECTED, UNCHECKED, Provided("settings")]
+DB = Annotated[Database, INJECTED, UNCHECKED, Provided("db")]
 # The database for reads anyone may make (``core.replicas``): a replica's, when there is
 # one up and near, and the request carries no credential; otherwise the same as ``DB``.
-PublicDB = Annotated[Database, INJECTED, UNCHECKED]
-MailerDep = Annotated[Mailer | None, INJECTED, UNCHECKED]  # None: no mail configured
-LimiterDep = Annotated[RateLimiter, INJECTED, UNCHECKED]
+PublicDB = Annotated[Database, INJECTED, UNCHECKED, Provided("public_db")]
+MailerDep = Annotated[
+    Mailer | None, INJECTED, UNCHECKED, Provided("mailer")
+]  # None: no mail configured
+LimiterDep = Annotated[RateLimiter, INJECTED, UNCHECKED, Provided("limiter")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from anonbox.core.access import INJECTED, UNCHECKED
+from anonbox.core.access import INJECTED, UNCHECKED, Provided
 from anonbox.federation.service import Federation
 
-FederationDep = Annotated[Federation, INJECTED, UNCHECKED]
+FederationDep = Annotated[Federation, INJECTED, UNCHECKED, Provided("federation")]

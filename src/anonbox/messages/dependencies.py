@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from anonbox.core.access import INJECTED, UNCHECKED
+from anonbox.core.access import INJECTED, UNCHECKED, Provided
 from anonbox.messages import service
 
-PostingDep = Annotated[service.Posting, INJECTED, UNCHECKED]
-LikeWriterDep = Annotated[service.LikeWriter, INJECTED, UNCHECKED]
-ReplyWriterDep = Annotated[service.ReplyWriter, INJECTED, UNCHECKED]
+PostingDep = Annotated[service.Posting, INJECTED, UNCHECKED, Provided("posting")]
+LikeWriterDep = Annotated[service.LikeWriter, INJECTED, UNCHECKED, Provided("likes")]
+ReplyWriterDep = Annotated[service.ReplyWriter, INJECTED, UNCHECKED, Provided("replies")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from anonbox.core.access import INJECTED, UNCHECKED
+from anonbox.core.access import INJECTED, UNCHECKED, Provided
 from anonbox.outbox.fanout import Hub
 
-HubDep = Annotated[Hub, INJECTED, UNCHECKED]
+HubDep = Annotated[Hub, INJECTED, UNCHECKED, Provided("hub")]

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from anonbox.core.access import INJECTED, UNCHECKED
+from anonbox.core.access import INJECTED, UNCHECKED, Provided
 from anonbox.safety.gate import Gate
 from anonbox.safety.service import MoveMuted
 
-GateDep = Annotated[Gate, INJECTED, UNCHECKED]
-MoveMutedDep = Annotated[MoveMuted, INJECTED, UNCHECKED]  # provided as ``move_muted``
+GateDep = Annotated[Gate, INJECTED, UNCHECKED, Provided("gate")]
+MoveMutedDep = Annotated[MoveMuted, INJECTED, UNCHECKED, Provided("move_muted")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from anonbox.auth.fediverse.client import InstanceClient
-from anonbox.core.access import INJECTED, UNCHECKED
+from anonbox.core.access import INJECTED, UNCHECKED, Provided
 
 # Built once in ``wiring.started``; provided as ``fediverse``.
-FediverseDep = Annotated[InstanceClient, INJECTED, UNCHECKED]
+FediverseDep = Annotated[InstanceClient, INJECTED, UNCHECKED, Provided("fediverse")]

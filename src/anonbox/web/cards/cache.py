@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Annotated
 
-from anonbox.core.access import INJECTED, UNCHECKED
+from anonbox.core.access import INJECTED, UNCHECKED, Provided
 
 MAX_BYTES = 32 * 1024 * 1024  # about 200 cards
 RENDERERS = 2
@@ -69,4 +69,4 @@ class CardCache:
 
 
 # How the card pages take the process's cache (built at start-up: ``anonbox.wiring``).
-CardsDep = Annotated[CardCache, INJECTED, UNCHECKED]
+CardsDep = Annotated[CardCache, INJECTED, UNCHECKED, Provided("cards")]
