@@ -22,6 +22,7 @@ from anonbox.messages.inbox.schemas import (
 from anonbox.messages.inbox.schemas import Message, Reply
 from anonbox.messages.inbox.schemas import Page as Page  # the pages and search: inbox.Page
 from anonbox.messages.schemas import InboxItem, InboxPage, ReplyOut, ReplyPage
+from anonbox.outbox import repository as events
 
 # How much of the message a follow-up follows its card shows.
 FOLLOWED_EXCERPT_CHARACTERS = 80
@@ -185,3 +186,16 @@ async def _replies_of(conn: Connection, message_ids: list[str]) -> dict[str, lis
             Reply(id=row["id"], content=row["content"], created_at=isoformat_us(row["created_at"]))
         )
     return found
+
+
+async def removals_since(db: Database, *, link_id: str, after: int | None) -> tuple[int, list[Row]]:
+    """The messages that left the link's inbox (deleted, or moved to its folder) in the
+    outbox's events after seq ``after``, oldest first, read a page at a time (a bulk
+    deletion may take more than one read); and the seq to read after next time. For the
+    dashboard's live stream (``web/pages/events.py``)."""
+    removed: list[Row] = []
+    while True:
+        after, rows = await events.removals_since(db, link_id=link_id, after=after)
+        removed.extend(rows)
+        if len(rows) < events.REMOVALS_PER_READ:
+            return after, removed

@@ -29,7 +29,6 @@ from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import RateLimited
 from anonbox.core.ids import is_ulid
 from anonbox.messages.inbox import service as inbox
-from anonbox.outbox import repository as events
 from anonbox.outbox.dependencies import HubDep
 from anonbox.outbox.fanout import Hub
 from anonbox.outbox.schemas import Kind
@@ -65,14 +64,11 @@ async def _stream(
             yield ServerSentEventMessage(
                 data=msgspec.json.encode(data).decode(), event="message", id=after
             )
-        while True:  # a bulk deletion may take more than one read
-            removed_after, removals = await events.removals_since(
-                db, link_id=link_id, after=removed_after
-            )
-            for row in removals:
-                yield _removal(row)
-            if len(removals) < events.REMOVALS_PER_READ:
-                break
+        removed_after, removals = await inbox.removals_since(
+            db, link_id=link_id, after=removed_after
+        )
+        for row in removals:
+            yield _removal(row)
 
 
 def _removal(row: Row) -> ServerSentEventMessage:
