@@ -60,7 +60,7 @@ from anonbox.core.ratelimit import RateLimiter
 from anonbox.core.settings import Settings
 from anonbox.identity.credentials import credential_hash
 from anonbox.notifications.courier import Outcome, backoff_seconds
-from anonbox.notifications.outbox.schemas import Event
+from anonbox.outbox.schemas import Event
 
 logger = logging.getLogger("anonbox.auth")
 

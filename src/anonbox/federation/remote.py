@@ -1,7 +1,7 @@
 """Reading a remote actor: its key (to check a signature) and its inboxes (to answer).
 
 Each fetch goes where the courier's deliveries go, and no further
-(``notifications.destinations``): the name resolved now and pinned, no private, loopback
+(``core.egress``): the name resolved now and pinned, no private, loopback
 or link-local address unless ``ANONBOX_FEDERATION_ALLOW_PRIVATE``, no redirects, at most
 ``MAX_DOCUMENT_BYTES``, bounded in depth before it is parsed (``peerjson``). The GET is
 signed with the link's own key (servers in "secure mode" answer only signed fetches).
