@@ -7,6 +7,7 @@ the session, and nothing else talks to it while one test runs.
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -113,6 +114,54 @@ def test_every_database_gauge_is_exported(api: httpx.Client, server: Server) -> 
     in_use = value(samples, "anonbox_db_connections_in_use")
     assert 0 <= in_use <= value(samples, "anonbox_db_connections_max")
     assert value(samples, "anonbox_workers") == 1
+
+
+# Every background job the service runs on a server like the tests' (which can mail, and does
+# not federate), each declared by its package's tasks.py and run by wiring's one runner: a
+# declaration lost, or a runner that leaves a job out, leaves its series missing here.
+JOBS = {
+    "account erasure",
+    "purging expired receipts",
+    "resuming ended pauses",
+    "federating changes",
+    "forgetting spent signatures",
+    "purging old filtered messages",
+}
+DELIVERIES = {
+    "the outbox relay",
+    "Webhook deliveries",
+    "Web Push deliveries",
+    "E-mail notice deliveries",
+    "Posted answer deliveries",
+    "Sign-in mail deliveries",
+}
+LAST_RUN = "anonbox_job_last_run_timestamp_seconds"
+JOB_WAIT_SECONDS = 30.0
+
+
+def last_runs(samples: dict[tuple[str, Labels], float]) -> dict[str, float]:
+    return {
+        dict(labels)["job"]: seen for (name, labels), seen in samples.items() if name == LAST_RUN
+    }
+
+
+def test_every_background_job_runs_and_shows_its_last_run_and_backlog(api: httpx.Client) -> None:
+    deadline = time.monotonic() + JOB_WAIT_SECONDS
+    first = last_runs(scrape(api))
+    while not set(first) >= (JOBS | DELIVERIES) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        first = last_runs(scrape(api))
+    assert sorted((JOBS | DELIVERIES) - set(first)) == []
+    # The deliveries look for work twice a second: their last run moves on.
+    later = first
+    while any(later[job] <= first[job] for job in DELIVERIES) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        later = last_runs(scrape(api))
+    assert [job for job in DELIVERIES if later[job] <= first[job]] == []
+    samples = scrape(api)
+    for job in DELIVERIES:  # what each found waiting at its last look
+        assert ("anonbox_job_backlog", frozenset({("job", job)})) in samples, job
+        assert value(samples, "anonbox_job_backlog", job=job) >= 0
 
 
 # --- a server with small limits, behind a trusted proxy, that lets few clients scrape ---------

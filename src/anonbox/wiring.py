@@ -24,12 +24,12 @@ from litestar import Request
 from litestar.datastructures import State
 from litestar.di import Provide
 
-from anonbox.account.service import erase_due, erase_every
+from anonbox.account import tasks as account_tasks
+from anonbox.auth import tasks as auth_tasks
 from anonbox.auth.dependencies import provide_oidc
-from anonbox.auth.email_signin import SignInMailCourier
 from anonbox.auth.fediverse.client import InstanceClient
 from anonbox.auth.oidc import OIDCClient
-from anonbox.core.chores import Chore, run_chores
+from anonbox.core.chores import Needs, Runner, Tasks
 from anonbox.core.database import Database
 from anonbox.core.mail import Mailer, mailer_from_settings
 from anonbox.core.metrics import Metrics
@@ -37,14 +37,20 @@ from anonbox.core.ratelimit import RateLimiter, rate_limiter_from_settings
 from anonbox.core.replicas import open_database, reads_for
 from anonbox.core.settings import Settings
 from anonbox.federation import service as federation
-from anonbox.federation.delivery import FederationChannel, FederationCourier
+from anonbox.federation import tasks as federation_tasks
 from anonbox.identity.service import proven as proven_credentials
-from anonbox.links import service as links
+from anonbox.links import tasks as links_tasks
 from anonbox.messages import service as messages
 from anonbox.messages.filtered import service as filtered_messages
-from anonbox.notifications.worker import Extra, NotificationWorker
+from anonbox.messages.filtered import tasks as filtered_tasks
+from anonbox.notifications.courier import Delivery
+from anonbox.notifications.crosspost import tasks as crosspost_tasks
+from anonbox.notifications.email import tasks as email_tasks
+from anonbox.notifications.push import tasks as push_tasks
+from anonbox.notifications.webhooks import tasks as webhook_tasks
+from anonbox.notifications.worker import ATTEMPT_TIMEOUT_SECONDS, NotificationWorker
 from anonbox.outbox.fanout import Hub, feed_for
-from anonbox.receipts import service as receipts
+from anonbox.receipts import tasks as receipts_tasks
 from anonbox.safety.gate import Gate
 from anonbox.safety.senders import SenderKeys
 from anonbox.safety.service import MoveMuted
@@ -72,46 +78,31 @@ class Parts:
     federation: federation.Federation  # followable links (ActivityPub)
 
 
-def periodic_chores(settings: Settings) -> list[Chore]:
-    """What every instance does on a timer (``core.chores``); each pass is idempotent, or
-    claims its work, so that every instance running them all is safe."""
-    return [
-        Chore("account erasure", erase_every(settings), erase_due),
-        Chore("purging expired receipts", receipts.PURGE_EVERY_SECONDS, receipts.purge_expired),
-        Chore("resuming ended pauses", links.RESUME_SECONDS, links.resume_ended),
-        Chore("federating changes", federation.SWEEP_SECONDS, federation.sweeper(settings)),
-        Chore(
-            "forgetting spent signatures",
-            federation.PURGE_SIGNATURES_SECONDS,
-            federation.forget_signatures,
-        ),
-        Chore(
-            "purging old filtered messages",
-            filtered_messages.PURGE_EVERY_SECONDS,
-            filtered_messages.purge_expired,
-        ),
-    ]
+# Every package's background work (``core.chores``): its chores and its delivery
+# channels, each declared in the package's ``tasks.py``. A new job is declared there; a
+# package that has background work for the first time adds its ``TASKS`` here.
+TASKS: list[Tasks[Delivery]] = [
+    webhook_tasks.TASKS,
+    push_tasks.TASKS,
+    email_tasks.TASKS,
+    crosspost_tasks.TASKS,
+    account_tasks.TASKS,
+    receipts_tasks.TASKS,
+    links_tasks.TASKS,
+    federation_tasks.TASKS,
+    filtered_tasks.TASKS,
+    auth_tasks.TASKS,
+]
 
 
-def federation_channels(
-    db: Database, settings: Settings
-) -> Callable[[httpx.AsyncClient], list[Extra]]:
-    """Answers to followed links' followers, when the site federates."""
-
-    def make(http: httpx.AsyncClient) -> list[Extra]:
-        site = federation.site_of(settings)
-        if site is None:
-            return []
-        courier = FederationCourier(db, settings, site, http)
-        return [(FederationChannel(site), courier, courier.purge)]
-
-    return make
-
-
-def signin_mails(db: Database, settings: Settings, mailer: Mailer) -> Extra:
-    """Sign-in mails, sent after the ask is answered (``auth.email_signin``)."""
-    courier = SignInMailCourier(db, settings, mailer)
-    return (courier, courier, courier.purge)
+def runner_of(needs: Needs, woken: asyncio.Event) -> tuple[Runner, NotificationWorker]:
+    """The one runner of every package's chores and deliveries (the notification worker,
+    woken by ``woken``, runs the deliveries)."""
+    worker = NotificationWorker.of(
+        needs.db, [d for tasks in TASKS for d in tasks.deliveries(needs)], woken
+    )
+    chores = [chore for tasks in TASKS for chore in tasks.chores(needs)]
+    return Runner(needs.db, chores, loops=[worker]), worker
 
 
 async def _stop(task: asyncio.Task[Any]) -> None:
@@ -123,7 +114,8 @@ async def _stop(task: asyncio.Task[Any]) -> None:
 @asynccontextmanager
 async def started(settings: Settings, metrics: Metrics | None) -> AsyncIterator[Parts]:
     """Open the database, build every shared object, start the background work (the live
-    feed, the notification worker, the chores), and undo it all on the way out."""
+    feed, and the runner of every package's chores and deliveries), and undo it all on
+    the way out."""
     db = await open_database(settings)
     limiter = rate_limiter_from_settings(settings.redis_url, settings.rate_limit_fail_open)
     keys = SenderKeys(
@@ -141,7 +133,19 @@ async def started(settings: Settings, metrics: Metrics | None) -> AsyncIterator[
     if feed.confirms:
         proven_credentials.rely_on(lambda: hub.confirmed_at)
     http = httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=5.0))
+    # Deliveries' own client: a receiver's whole answer within the attempt's time.
+    delivery_http = httpx.AsyncClient(timeout=ATTEMPT_TIMEOUT_SECONDS)
     cards = CardCache()
+    runner, worker = runner_of(
+        Needs(
+            db=db,
+            settings=settings,
+            mailer=mailer,
+            http=delivery_http,
+            card=answer_cards(db, cards, settings),
+        ),
+        hub.activity,
+    )
     parts = Parts(
         settings=settings,
         db=db,
@@ -158,25 +162,14 @@ async def started(settings: Settings, metrics: Metrics | None) -> AsyncIterator[
         ),
         likes=messages.like_writer(db),
         replies=messages.reply_writer(db),
-        worker=NotificationWorker.for_service(
-            db,
-            settings,
-            mailer,
-            hub.activity,
-            card=answer_cards(db, cards, settings),
-            more=lambda http: [
-                *federation_channels(db, settings)(http),
-                *([] if mailer is None else [signin_mails(db, settings, mailer)]),
-            ],
-        ),
+        worker=worker,
         oidc=OIDCClient(settings, http) if settings.google_client_id else None,
         fediverse=InstanceClient(http, allow_private=settings.federation_allow_private),
         federation=federation.Federation(settings, http),
     )
     background = [
         asyncio.create_task(feed.run()),
-        asyncio.create_task(parts.worker.run()),  # woken by activity, not a chore
-        asyncio.create_task(run_chores(db, periodic_chores(settings))),
+        asyncio.create_task(runner.run()),  # every package's chores and deliveries
     ]
     if metrics is not None:
         metrics.watch_database(db.stats)
@@ -185,6 +178,7 @@ async def started(settings: Settings, metrics: Metrics | None) -> AsyncIterator[
         metrics.watch("credentials", "Proven credentials", proven_credentials.stats)
         for part, title, stats in parts.worker.stats():
             metrics.watch(part, title, stats)
+        metrics.watch_jobs(runner.jobs)
         if metrics.directory:  # other workers may answer the scrape: keep ours fresh
             background.append(asyncio.create_task(metrics.refresh_forever()))
     try:
@@ -192,6 +186,7 @@ async def started(settings: Settings, metrics: Metrics | None) -> AsyncIterator[
     finally:
         for task in background:
             await _stop(task)
+        await delivery_http.aclose()
         await http.aclose()
         await limiter.close()
         await db.close()

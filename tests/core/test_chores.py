@@ -7,13 +7,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import cast
 
 import pytest
 
-from anonbox.core.chores import Chore, run_chores
+from anonbox.core.chores import Chore, Runner, run_chores
 from anonbox.core.database import Database
 
 DB = cast(Database, object())  # the runner only hands it to the chores
@@ -105,3 +106,41 @@ def test_a_long_pass_holds_back_no_other_chore_and_is_cancelled_with_the_runner(
     assert tally.runs["often"] >= 2, tally.runs
     assert tally.runs["long"] == 1, tally.runs
     assert stopped == ["long"]  # the pass under way was cancelled, not left running
+
+
+def test_the_runner_keeps_each_chores_last_good_pass_for_the_metrics() -> None:
+    tally = Tally(lambda runs: min(runs["good"], runs["failing"]) >= 2)
+
+    async def good(db: Database) -> None:
+        tally.ran("good")
+
+    async def failing(db: Database) -> None:
+        tally.ran("failing")
+        raise RuntimeError("the database is away")
+
+    runner = Runner(DB, [Chore("good", 0.05, good), Chore("failing", 0.05, failing)])
+
+    async def run() -> None:
+        task = asyncio.create_task(runner.run())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(tally.enough.wait(), TIMEOUT)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    before = time.time()
+    asyncio.run(run())
+    jobs = runner.jobs()
+    assert set(jobs) == {"good", "failing"}
+    good_run = jobs["good"].last_run
+    assert good_run is not None
+    assert good_run >= before
+    assert jobs["failing"].last_run is None  # a pass that failed is not a run
+
+
+def test_two_chores_of_one_name_are_refused() -> None:
+    async def noop(db: Database) -> None:
+        return None
+
+    with pytest.raises(ValueError, match="one name"):
+        Runner(DB, [Chore("purging", 1, noop), Chore("purging", 2, noop)])

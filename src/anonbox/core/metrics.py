@@ -6,7 +6,11 @@
 - ``anonbox_rate_limited_total`` by ``route``: requests answered 429;
 - ``anonbox_db_<key>`` for every key of ``Database.stats()`` (connections open, in use,
   allowed, ...), summed over the worker processes;
-- ``anonbox_workers``: worker processes alive.
+- ``anonbox_workers``: worker processes alive;
+- ``anonbox_job_last_run_timestamp_seconds`` by ``job`` (every chore and delivery a
+  package declares, ``core.chores``): when its last pass, or look for due work, ended;
+  ``anonbox_job_backlog`` by ``job``: what waited at that look, for the jobs that can
+  tell (each delivery channel, the outbox relay). Both are the latest over the workers.
 
 One process keeps the numbers in memory. Under ``anonbox serve --workers N`` every
 worker writes them to files in ``PROMETHEUS_MULTIPROC_DIR`` (prometheus_client's
@@ -36,6 +40,7 @@ from prometheus_client import (
 )
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
+from anonbox.core.chores import Ran
 from anonbox.core.client import client_address
 from anonbox.core.settings import ConfigurationError, IPNetwork
 
@@ -111,6 +116,22 @@ class Metrics:
         self._workers.set(1)
         self._gauges: dict[str, Gauge] = {}
         self._watched: list[tuple[str, str, Callable[[], Mapping[str, int]]]] = []
+        self._jobs: list[Callable[[], Mapping[str, Ran]]] = []
+        # Every worker runs every job: the latest of their numbers, not their sum.
+        self._last_run = Gauge(
+            "anonbox_job_last_run_timestamp_seconds",
+            "When a background job's last pass, or look for due work, ended (Unix time)",
+            ("job",),
+            registry=self._registry,
+            multiprocess_mode="livemax",
+        )
+        self._backlog = Gauge(
+            "anonbox_job_backlog",
+            "What a background job found waiting at its last look",
+            ("job",),
+            registry=self._registry,
+            multiprocess_mode="livemax",
+        )
         # (route, method, status) -> the children to move: labels() costs a lock and a
         # tuple of str() per call, and the set of keys is small and bounded.
         self._children: dict[tuple[str, str, int], tuple[Any, Any, Any]] = {}
@@ -148,8 +169,19 @@ class Metrics:
         self._watched.append((part, what, stats))
         self.refresh()
 
+    def watch_jobs(self, jobs: Callable[[], Mapping[str, Ran]]) -> None:
+        """Show each job's last run and backlog (``core.chores.Runner.jobs``)."""
+        self._jobs.append(jobs)
+        self.refresh()
+
     def refresh(self) -> None:
         """Copy the watched numbers into their gauges."""
+        for jobs in self._jobs:
+            for name, ran in jobs().items():
+                if ran.last_run is not None:
+                    self._last_run.labels(name).set(ran.last_run)
+                if ran.backlog is not None:
+                    self._backlog.labels(name).set(ran.backlog)
         for part, what, stats in self._watched:
             for key, value in stats().items():
                 name = f"anonbox_{part}_" + _NOT_A_NAME.sub("_", key)

@@ -10,6 +10,9 @@ A creator whose receivers are slow or never answer holds up only their own deliv
 at most ``PER_CREATOR`` of one creator's attempts are in flight in a process, and while
 they are, due work is looked for among the other creators only. A claim is a lease
 (``LEASE_SECONDS``): an attempt that dies with its process is taken up again after it.
+
+For ``/metrics`` each dispatcher keeps when it last looked for due work and how much it
+found (its backlog, counted up to the room it had: at most ``CONCURRENT``).
 """
 
 from __future__ import annotations
@@ -17,12 +20,16 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Generic, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
 
+from anonbox.core.chores import Ran
 from anonbox.core.clock import now_us
 from anonbox.core.database import Connection, Database, Row
+from anonbox.outbox.relay import Channel
 
 logger = logging.getLogger("anonbox.notifications")
 
@@ -64,6 +71,19 @@ class Courier(Protocol[JobT]):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """A delivery channel, as a package declares it in its ``tasks.py``
+    (``core.chores.Tasks``); the notification worker runs them all."""
+
+    # What records its deliveries in the relay's transaction; None when its work is
+    # written elsewhere (a sign-in mail, by the ask itself).
+    channel: Channel | None
+    # What attempts them; None when this process cannot (e-mail without a mailer).
+    courier: Courier[Any] | None = None
+    purge: Callable[[], Awaitable[None]] | None = None  # drops what is done, now and then
+
+
 class DeliveryRows:
     """``due`` and ``claim`` for a channel whose work is one row per delivery (webhooks,
     pushes): claimed by moving its ``next_attempt_at`` on, if nobody has meanwhile."""
@@ -102,6 +122,7 @@ class Dispatcher(Generic[JobT]):
         self._running: set[asyncio.Task[None]] = set()
         self._in_flight: Counter[str] = Counter()
         self._counts: Counter[str] = Counter()
+        self.ran = Ran()  # the last look for due work, and what it found (/metrics)
 
     def stats(self) -> Mapping[str, int]:
         return {
@@ -117,7 +138,9 @@ class Dispatcher(Generic[JobT]):
             return
         busy = sorted(user for user, n in self._in_flight.items() if n >= self._per_creator)
         now = now_us()
-        for row in await self.courier.due(now, free, busy):
+        due = await self.courier.due(now, free, busy)
+        self.ran.last_run, self.ran.backlog = time.time(), len(due)
+        for row in due:
             user_id = str(row["user_id"])
             if self._in_flight[user_id] >= self._per_creator:
                 continue

@@ -7,6 +7,10 @@ writes ``pg_notify`` as they commit), but no more often than ``MIN_GAP_SECONDS``
 burst of posts is handed over in a few batches rather than a round per post. A step
 that fails (the database away a moment) is logged and tried again on the next round;
 the others go on.
+
+The channels are not listed here: each package declares its own in its ``tasks.py``
+(``core.chores.Tasks``), ``wiring`` collects them, and the process's one runner
+(``core.chores.Runner``) runs this loop beside the chores.
 """
 
 from __future__ import annotations
@@ -17,21 +21,10 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-import httpx
-
+from anonbox.core.chores import Ran
 from anonbox.core.database import Database
-from anonbox.core.mail import Mailer
-from anonbox.core.settings import Settings
-from anonbox.notifications.courier import Courier, Dispatcher
-from anonbox.notifications.crosspost.delivery import (
-    CardMaker,
-    CrosspostChannel,
-    CrosspostCourier,
-)
-from anonbox.notifications.email.delivery import EmailCourier, EmailNoticeChannel
-from anonbox.notifications.push.delivery import PushChannel, PushCourier
-from anonbox.notifications.webhooks.delivery import WebhookChannel, WebhookCourier
-from anonbox.outbox.relay import BATCH, Channel, Relay
+from anonbox.notifications.courier import Delivery, Dispatcher
+from anonbox.outbox.relay import BATCH, Relay
 
 logger = logging.getLogger("anonbox.notifications")
 
@@ -39,12 +32,7 @@ POLL_SECONDS = 0.5
 MIN_GAP_SECONDS = 0.05
 PURGE_SECONDS = 60.0
 ATTEMPT_TIMEOUT_SECONDS = 10.0  # a webhook receiver's or push service's answer
-# A channel of a domain above notifications: what records, what delivers, what purges.
-Extra = tuple[Channel, Courier[Any], Callable[[], Awaitable[None]]]
-
-
-async def _no_card(link_id: str, message_id: str) -> bytes | None:
-    return None
+RELAY_JOB = "the outbox relay"
 
 
 class NotificationWorker:
@@ -55,53 +43,34 @@ class NotificationWorker:
         *,
         purges: Sequence[Callable[[], Awaitable[None]]] = (),
         woken: asyncio.Event | None = None,
-        http: httpx.AsyncClient | None = None,
     ) -> None:
         self._relay = relay
         self._dispatchers = list(dispatchers)
         self._purges = [relay.purge, *purges]
         self._woken = woken or asyncio.Event()
-        self._http = http
 
     @classmethod
-    def for_service(
-        cls,
-        db: Database,
-        settings: Settings,
-        mailer: Mailer | None,
-        woken: asyncio.Event,
-        card: CardMaker | None = None,
-        more: Callable[[httpx.AsyncClient], Sequence[Extra]] = lambda http: (),
+    def of(
+        cls, db: Database, deliveries: Sequence[Delivery], woken: asyncio.Event
     ) -> NotificationWorker:
-        """Every channel: webhooks, Web Push, answers posted to fediverse accounts (with
-        the share card ``card`` draws), and e-mail notices when mail can be sent;
-        ``more``: the channels of domains above notifications (federation), given the
-        worker's HTTP client, each with its courier and its purge."""
-        http = httpx.AsyncClient(timeout=ATTEMPT_TIMEOUT_SECONDS)
-        extra = list(more(http))
-        relay = Relay(
-            db,
-            channels=[
-                WebhookChannel(),
-                PushChannel(),
-                EmailNoticeChannel(settings),
-                CrosspostChannel(),
-                *(channel for channel, _, _ in extra),
-            ],
-        )
-        crosspost = CrosspostCourier(db, settings, http, card or _no_card)
+        """The worker of these delivery channels (every package's, ``core.chores.Tasks``):
+        the relay hands events to their channels, a dispatcher runs each courier."""
+        relay = Relay(db, channels=[d.channel for d in deliveries if d.channel is not None])
         dispatchers: list[Dispatcher[Any]] = [
-            Dispatcher(WebhookCourier(db, settings, http)),
-            Dispatcher(PushCourier(db, settings, http)),
-            Dispatcher(crosspost),
-            *(Dispatcher(courier) for _, courier, _ in extra),
+            Dispatcher(d.courier) for d in deliveries if d.courier is not None
         ]
-        purges = [crosspost.purge, *(purge for _, _, purge in extra)]
-        if mailer is not None:
-            email = EmailCourier(db, settings, mailer)
-            dispatchers.append(Dispatcher(email))
-            purges.append(email.purge)
-        return cls(relay, dispatchers, purges=purges, woken=woken, http=http)
+        names = [d.courier.name for d in dispatchers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"two couriers have one name: {sorted(names)}")
+        purges = [d.purge for d in deliveries if d.purge is not None]
+        return cls(relay, dispatchers, purges=purges, woken=woken)
+
+    def jobs(self) -> Mapping[str, Ran]:
+        """For /metrics: the relay's last look, and each courier's (``core.chores.Loop``)."""
+        return {
+            RELAY_JOB: self._relay.ran,
+            **{f"{d.courier.title} deliveries": d.ran for d in self._dispatchers},
+        }
 
     def stats(self) -> Sequence[tuple[str, str, Callable[[], Mapping[str, int]]]]:
         """For /metrics: the relay's, and each channel's deliveries (name, title, stats)."""
@@ -132,8 +101,6 @@ class NotificationWorker:
         finally:
             for dispatcher in self._dispatchers:
                 await dispatcher.close()
-            if self._http is not None:
-                await self._http.aclose()
 
     async def _hand_over(self) -> None:
         while await self._relay.hand_over() == BATCH:

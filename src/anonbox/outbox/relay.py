@@ -12,9 +12,11 @@ single writer does the same. Handed events are purged after ``KEEP_SECONDS``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from anonbox.core.chores import Ran
 from anonbox.core.clock import now_us
 from anonbox.core.database import Connection, Database
 from anonbox.outbox import repository
@@ -39,6 +41,7 @@ class Relay:
         self._db = db
         self._channels = list(channels)
         self.handed = 0  # events handed over by this process (metrics)
+        self.ran = Ran()  # when it last looked, and how many events it handed then
 
     def stats(self) -> Mapping[str, int]:
         return {"handed_over": self.handed}
@@ -46,6 +49,11 @@ class Relay:
     async def hand_over(self) -> int:
         """Hand over one batch; how many events it held (0: nothing to do, or another
         instance's turn)."""
+        handed = await self._hand_over()
+        self.ran.last_run, self.ran.backlog = time.time(), handed
+        return handed
+
+    async def _hand_over(self) -> int:
         if not await repository.any_pending(self._db):  # a read: no write lock for nothing
             return 0
         async with self._db.transaction() as tx:
