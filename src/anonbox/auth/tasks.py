@@ -1,10 +1,11 @@
 """auth's background work: the sign-in mails, sent after the ask is answered
-(``email_signin``), when mail can be sent."""
+(``email_signin``) when mail can be sent, and the sweep of expired sign-in links."""
 
 from __future__ import annotations
 
+from anonbox.auth import email_signin
 from anonbox.auth.email_signin import SignInMailCourier
-from anonbox.core.chores import Needs, Tasks
+from anonbox.core.chores import Chore, Needs, Tasks
 from anonbox.notifications.courier import Delivery
 
 
@@ -16,4 +17,14 @@ def _deliveries(needs: Needs) -> list[Delivery]:
     return [Delivery(None, courier, courier.purge)]
 
 
-TASKS = Tasks(deliveries=_deliveries)
+def _chores(needs: Needs) -> list[Chore]:
+    return [
+        Chore(
+            "sweeping expired sign-in links",
+            email_signin.SWEEP_SECONDS,
+            email_signin.sweep_expired,
+        )
+    ]
+
+
+TASKS = Tasks(chores=_chores, deliveries=_deliveries)
