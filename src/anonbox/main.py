@@ -17,6 +17,7 @@ from anonbox import __version__, wiring
 from anonbox.account.router import ROUTES as ACCOUNT_ROUTES
 from anonbox.auth.fediverse.router import ROUTES as FEDIVERSE_ROUTES
 from anonbox.auth.router import ROUTES as AUTH_ROUTES
+from anonbox.core import client
 from anonbox.core.access import guarded
 from anonbox.core.envelope import RequestClock
 from anonbox.core.exception_handlers import exception_handlers
@@ -60,6 +61,7 @@ def create_app(
         try:
             async with wiring.started(settings, metrics) as parts:
                 app.state.parts = parts
+                app.state[client.STATE_KEY] = parts.clients  # for the request log, /metrics
                 freeze_startup_objects()  # last: what start-up made lives as long as the process
                 yield
         finally:
@@ -94,7 +96,6 @@ def create_app(
         state=State(
             {
                 "settings": settings,
-                "trusted_proxies": settings.trusted_proxies,
                 "metrics": metrics,
                 "metrics_settings": metrics_settings,
             }

@@ -30,6 +30,7 @@ from anonbox.auth.dependencies import provide_oidc
 from anonbox.auth.fediverse.client import InstanceClient
 from anonbox.auth.oidc import OIDCClient
 from anonbox.core.chores import Needs, Runner, Tasks
+from anonbox.core.client import ClientAddresses, IPAddress
 from anonbox.core.database import Database
 from anonbox.core.mail import Mailer, mailer_from_settings
 from anonbox.core.metrics import Metrics
@@ -63,6 +64,7 @@ class Parts:
     """What one process shares between its requests."""
 
     settings: Settings
+    clients: ClientAddresses  # who is calling: the trusted proxies, read once
     db: Database
     limiter: RateLimiter
     gate: Gate
@@ -146,8 +148,10 @@ async def started(settings: Settings, metrics: Metrics | None) -> AsyncIterator[
         ),
         hub.activity,
     )
+    clients = ClientAddresses(settings.trusted_proxies)
     parts = Parts(
         settings=settings,
+        clients=clients,
         db=db,
         limiter=limiter,
         gate=gate,
@@ -158,7 +162,7 @@ async def started(settings: Settings, metrics: Metrics | None) -> AsyncIterator[
             db=db,
             gate=gate,
             writer=messages.message_writer(db),
-            trusted_proxies=settings.trusted_proxies,
+            clients=clients,
         ),
         likes=messages.like_writer(db),
         replies=messages.reply_writer(db),
@@ -209,6 +213,11 @@ def provide_public_db(request: Request[Any, Any, Any], state: State) -> Database
     return reads_for(request, state.parts.db)
 
 
+def provide_client_address(request: Request[Any, Any, Any], state: State) -> IPAddress | None:
+    clients: ClientAddresses = state.parts.clients
+    return clients.of(request.scope)
+
+
 def provide_move_muted() -> MoveMuted:
     """Messages' filtered folder, for safety's muted words (which build below it)."""
     return filtered_messages.move_muted
@@ -237,5 +246,6 @@ DEPENDENCIES: dict[str, Provide] = {
     "google": _part("oidc"),
     "oidc": _provided(provide_oidc),
     "public_db": _provided(provide_public_db),
+    "client_address": _provided(provide_client_address),
     "move_muted": _provided(provide_move_muted),
 }

@@ -124,3 +124,14 @@ def test_the_cycle_check_finds_a_cycle() -> None:
     copy = grimp.build_graph("anonbox", cache_dir=None)
     copy.add_import(importer="anonbox.core.settings", imported="anonbox.messages.service")
     assert _cycle(copy, sorted(copy.find_children("anonbox"))) is not None
+
+
+def test_the_trusted_proxies_are_read_in_one_place() -> None:
+    """Settings → ``wiring``'s one ``ClientAddresses``; everything else asks it (the
+    ``ClientAddress`` dependency, the posting object, the app's state)."""
+    readers = sorted(
+        str(path.relative_to(SRC))
+        for path in SRC.rglob("*.py")
+        if "trusted_proxies" in path.read_text()
+    )
+    assert readers == ["core/settings.py", "wiring.py"]

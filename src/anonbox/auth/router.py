@@ -22,8 +22,7 @@ from anonbox.auth.schemas import (
 )
 from anonbox.auth.sessions import SessionTokens, close_session, refresh_session
 from anonbox.auth.signin import finish_signin, start_signin
-from anonbox.core.client import client_address
-from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.dependencies import DB, AppSettings, ClientAddress
 from anonbox.core.envelope import (
     OK,
     AnyRequest,
@@ -69,10 +68,10 @@ async def google_url(
     oidc: OIDC,
     settings: AppSettings,
     gate: GateDep,
+    client_address: ClientAddress,
 ) -> Response[Envelope[OK, SignInURL]]:
     # Each start writes a row: starts count against the network's sign-in limit.
-    address = client_address(request.scope, request.app.state.trusted_proxies)
-    await gate.throttle_client(db, address=address, limit=settings.limit_signin_network)
+    await gate.throttle_client(db, address=client_address, limit=settings.limit_signin_network)
     started = await start_signin(db, oidc, settings)
     cookie = signin_cookie(settings, started.binding)
     body: Envelope[OK, SignInURL] = envelope(

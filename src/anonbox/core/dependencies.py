@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from anonbox.core.access import INJECTED, UNCHECKED, Provided
+from anonbox.core.client import IPAddress
 from anonbox.core.database import Database
 from anonbox.core.mail import Mailer
 from anonbox.core.ratelimit import RateLimiter
@@ -24,3 +25,6 @@ MailerDep = Annotated[
     Mailer | None, INJECTED, UNCHECKED, Provided("mailer")
 ]  # None: no mail configured
 LimiterDep = Annotated[RateLimiter, INJECTED, UNCHECKED, Provided("limiter")]
+# Who is calling, trusted proxies applied (``core.client.ClientAddresses``); None when the
+# server was given no peer address.
+ClientAddress = Annotated[IPAddress | None, INJECTED, UNCHECKED, Provided("client_address")]

@@ -41,7 +41,7 @@ from prometheus_client import (
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
 from anonbox.core.chores import Ran
-from anonbox.core.client import client_address
+from anonbox.core.client import addresses_of
 from anonbox.core.settings import ConfigurationError, IPNetwork
 
 MULTIPROC_DIR = "PROMETHEUS_MULTIPROC_DIR"
@@ -235,7 +235,7 @@ def metrics_endpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Prometheus scrapes here; clients outside ANONBOX_METRICS_ALLOW see a 404."""
     settings: MetricsSettings = request.app.state.metrics_settings
     if settings.allow:
-        address = client_address(request.scope, request.app.state.trusted_proxies)
+        address = addresses_of(request.scope).of(request.scope)
         if address is None or not any(address in network for network in settings.allow):
             raise NotFoundException()
     metrics: Metrics = request.app.state.metrics

@@ -17,8 +17,7 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.params import Parameter, QueryParameter
 from litestar.response import Redirect
 
-from anonbox.core.client import client_address
-from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.dependencies import DB, AppSettings, ClientAddress
 from anonbox.core.envelope import (
     BODY_ERRORS,
     OK,
@@ -100,11 +99,11 @@ async def inbox(
     federation: FederationDep,
     gate: GateDep,
     settings: AppSettings,
+    client_address: ClientAddress,
 ) -> Envelope[Accepted, None]:
     # Counted before anything is read: a flood of signatures with unknown keys would make
     # anonbox fetch keys and check signatures for whoever sends it (429 past the limit).
-    address = client_address(request.scope, request.app.state.trusted_proxies)
-    await gate.throttle_client(db, address=address, limit=settings.limit_federation_inbox)
+    await gate.throttle_client(db, address=client_address, limit=settings.limit_federation_inbox)
     body = await request.body()
     target = request.scope["raw_path"].decode("latin-1")
     if request.scope["query_string"]:

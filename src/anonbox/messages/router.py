@@ -7,7 +7,6 @@ from typing import Annotated
 from litestar import delete, post, put
 from litestar.params import HeaderParameter, QueryParameter
 
-from anonbox.core.client import client_address
 from anonbox.core.dependencies import DB
 from anonbox.core.envelope import (
     BODY_ERRORS,
@@ -104,7 +103,7 @@ async def create_message(
         posting,
         link_id=link_id,
         content=data.message_content,
-        address=client_address(request.scope, posting.trusted_proxies),
+        address=posting.clients.of(request.scope),
         idempotency_key=idempotency_key,
         proof=proof,
         receipt_site=site_of(request) if receipt else None,
@@ -187,7 +186,7 @@ async def send_follow_up(
         posting,
         token=token,
         content=data.message_content,
-        address=client_address(request.scope, posting.trusted_proxies),
+        address=posting.clients.of(request.scope),
         proof=proof,
         account=account_asked(request, posting.db),
     )

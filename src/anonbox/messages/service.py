@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from anonbox.core.client import ClientAddresses
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row
 from anonbox.core.errors import Conflict, NotFound, Unauthorized
 from anonbox.core.groupcommit import GroupCommit
 from anonbox.core.ids import new_ulid
-from anonbox.core.settings import IPNetwork
 from anonbox.links import repository as links_repository
 from anonbox.links.availability import NO_LINK, LinkGone, missing_link, require_owner
 from anonbox.messages import repository
@@ -95,7 +95,9 @@ class Posting:
     db: Database
     gate: Gate
     writer: MessageWriter
-    trusted_proxies: tuple[IPNetwork, ...]
+    # Who is posting: the process's one reader of the trusted proxies, carried here so the
+    # post handlers keep to their one dependency (``messages.dependencies``).
+    clients: ClientAddresses
     pace: WritePace = field(default_factory=WritePace)  # a drop answers when a store would
 
 

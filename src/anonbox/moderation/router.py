@@ -14,8 +14,7 @@ from litestar import delete, get, post
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import Parameter
 
-from anonbox.core.client import client_address
-from anonbox.core.dependencies import DB, AppSettings
+from anonbox.core.dependencies import DB, AppSettings, ClientAddress
 from anonbox.core.envelope import (
     BODY_ERRORS,
     OK,
@@ -69,6 +68,7 @@ async def report_message(
     db: DB,
     gate: GateDep,
     settings: AppSettings,
+    client_address: ClientAddress,
 ) -> Envelope[Created, ReportReceipt]:
     receipt = await service.report_message(
         db,
@@ -76,7 +76,7 @@ async def report_message(
         link_id=link_id,
         message_id=message_id,
         reason=data.reason,
-        address=client_address(request.scope, settings.trusted_proxies),
+        address=client_address,
         limit=settings.limit_report,
     )
     return envelope(request, 201, "Report received", receipt)

@@ -20,7 +20,6 @@ from litestar.exceptions import NotFoundException
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
-from anonbox.core.client import client_address
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.dependencies import DB, AppSettings, PublicDB
 from anonbox.core.envelope import AnyRequest
@@ -303,7 +302,7 @@ async def send_from_form(
             posting,
             link_id=link.id,
             content=text,
-            address=client_address(request.scope, posting.trusted_proxies),
+            address=posting.clients.of(request.scope),
             receipt_site=site_url(request, settings),
             account=signed_in_as(sender),
         )

@@ -16,7 +16,6 @@ from litestar import Response, get, post
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
-from anonbox.core.client import client_address
 from anonbox.core.dependencies import DB, AppSettings, PublicDB
 from anonbox.core.envelope import AnyRequest
 from anonbox.core.errors import AnonboxError, NotFound, RateLimited, ValidationFailed
@@ -174,7 +173,7 @@ async def follow_up_from_form(
             posting,
             token=token,
             content=text,
-            address=client_address(request.scope, posting.trusted_proxies),
+            address=posting.clients.of(request.scope),
             account=account,
         )
     except NotFound:

@@ -15,9 +15,8 @@ from litestar.types import ControllerRouterHandler
 
 from anonbox.account import avatar as avatars
 from anonbox.account import service as account
-from anonbox.core.client import client_address
 from anonbox.core.database import Database
-from anonbox.core.dependencies import DB, AppSettings, PublicDB
+from anonbox.core.dependencies import DB, AppSettings, ClientAddress, PublicDB
 from anonbox.core.envelope import AnyRequest
 from anonbox.core.errors import NotFound
 from anonbox.core.i18n import gettext, use_locale
@@ -74,12 +73,12 @@ async def share_card(
     settings: AppSettings,
     gate: GateDep,
     cards: CardsDep,
+    client_address: ClientAddress,
 ) -> Response[Any]:
     """An answered message and its latest reply as a PNG for phone stories, drawn once per
     version (``web.cards.cache``) and limited per client."""
     db = public_db  # anyone's reads: a replica's when there is one (core.replicas)
-    address = client_address(request.scope, request.app.state.trusted_proxies)
-    await gate.throttle_client(db, address=address, limit=settings.limit_card)
+    await gate.throttle_client(db, address=client_address, limit=settings.limit_card)
     link = await public_link(db, link_id)
     if isinstance(link, NotFound):
         return not_found(request, link)
@@ -203,13 +202,13 @@ async def link_card(
     settings: AppSettings,
     gate: GateDep,
     cards: CardsDep,
+    client_address: ClientAddress,
 ) -> Response[Any]:
     """The link itself as a PNG for phone stories ("Send me anonymous messages", the
     creator's picture and name, the prompt, the QR code and the address), drawn and
     limited like an answer's."""
     db = public_db  # anyone's reads: a replica's when there is one (core.replicas)
-    address = client_address(request.scope, request.app.state.trusted_proxies)
-    await gate.throttle_client(db, address=address, limit=settings.limit_card)
+    await gate.throttle_client(db, address=client_address, limit=settings.limit_card)
     link = await public_link(db, link_id)
     if isinstance(link, NotFound):
         return not_found(request, link)

@@ -36,9 +36,9 @@ from anonbox.auth.fediverse.dependencies import FediverseDep
 from anonbox.auth.oidc import SignInFailed
 from anonbox.auth.sessions import close_session
 from anonbox.auth.signin import finish_signin, start_signin
-from anonbox.core.client import client_address
+from anonbox.core.client import IPAddress
 from anonbox.core.database import Database
-from anonbox.core.dependencies import DB, AppSettings, LimiterDep, MailerDep
+from anonbox.core.dependencies import DB, AppSettings, ClientAddress, LimiterDep, MailerDep
 from anonbox.core.errors import (
     AnonboxError,
     NotFound,
@@ -111,12 +111,16 @@ async def signin(
 
 @get("/signin/google")
 async def signin_google(
-    request: AnyRequest, db: DB, oidc: OIDC, settings: AppSettings, gate: GateDep
+    request: AnyRequest,
+    db: DB,
+    oidc: OIDC,
+    settings: AppSettings,
+    gate: GateDep,
+    client_address: ClientAddress,
 ) -> Redirect:
     """The "Sign in with Google" button: off to the provider, bound to this browser.
     Each start writes a row, so starts count against the network's sign-in limit."""
-    address = client_address(request.scope, request.app.state.trusted_proxies)
-    await gate.throttle_client(db, address=address, limit=settings.limit_signin_network)
+    await gate.throttle_client(db, address=client_address, limit=settings.limit_signin_network)
     started = await start_signin(db, oidc, settings)
     return Redirect(
         path=started.url,
@@ -126,8 +130,7 @@ async def signin_google(
     )
 
 
-async def _network(request: AnyRequest, db: Database, gate: Gate) -> str | None:
-    address = client_address(request.scope, request.app.state.trusted_proxies)
+async def _network(db: Database, gate: Gate, address: IPAddress | None) -> str | None:
     return None if address is None else (await gate.keys.current(db, address)).hash
 
 
@@ -142,6 +145,7 @@ async def signin_email(
     mailer: MailerDep,
     limiter: LimiterDep,
     gate: GateDep,
+    client_address: ClientAddress,
 ) -> Response[Any]:
     """Mail a one-time sign-in link; the same page whether or not the address has an
     account."""
@@ -161,7 +165,7 @@ async def signin_email(
             limiter,
             settings,
             email=typed,
-            network=await _network(request, db, gate),
+            network=await _network(db, gate, client_address),
             binding=binding,
             base_url=site_url(request, settings),
         )
@@ -352,14 +356,14 @@ async def signin_fediverse(
     settings: AppSettings,
     gate: GateDep,
     fediverse: FediverseDep,
+    client_address: ClientAddress,
 ) -> Response[Any]:
     """ "Sign in with Mastodon or Misskey": off to the instance typed, bound to this
     browser; a wrong, unreachable or refused address is the sign-in page saying so."""
     form = await checked_form(request)
     field = form.get("instance")
     typed = field if isinstance(field, str) else ""
-    address = client_address(request.scope, request.app.state.trusted_proxies)
-    await gate.throttle_client(db, address=address, limit=settings.limit_signin_network)
+    await gate.throttle_client(db, address=client_address, limit=settings.limit_signin_network)
     try:
         started = await fediverse_accounts.start(
             db,
