@@ -245,7 +245,7 @@ def seed_key(db: str, config: Config) -> str:
     sources = ROOT / "src" / "anonbox"
     for path in [
         *sorted((sources / "migrations" / "versions").glob("*.py")),
-        sources / "auth" / "credentials.py",
+        sources / "identity" / "credentials.py",
     ]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:12]
