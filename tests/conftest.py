@@ -25,7 +25,7 @@ from anonbox.core.database import connect
 from tests.server import Server, anonbox_command_on
 from tests.support.http import loopback_client
 
-pytest_plugins = ["tests.support.mail"]
+pytest_plugins = ["tests.support.mail", "tests.support.deployment"]
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "ANONBOX_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"

@@ -20,7 +20,6 @@ from tests.conftest import Creator
 from tests.safety.conftest import (
     HEX_DIGEST,
     ULID,
-    Deployment,
     Sender,
     add_link,
     assert_created_message,
@@ -34,6 +33,7 @@ from tests.safety.conftest import (
     utc_instant,
 )
 from tests.support.admin import make_account
+from tests.support.deployment import Deployment
 
 SOME_ULID = "01jabcdefghjkmnpqrstvwxyz0"
 

@@ -10,7 +10,8 @@ import pytest
 
 from tests.actions import assert_error, inbox_ids, post_message, post_reply, reply_items
 from tests.conftest import Creator
-from tests.safety.conftest import Deployment, add_link, new_sender, sent
+from tests.safety.conftest import add_link, new_sender, sent
+from tests.support.deployment import Deployment
 
 
 def deleted(response: httpx.Response) -> int:

@@ -17,7 +17,6 @@ import pytest
 from tests.conftest import Creator
 from tests.moderation.conftest import make_admin_in
 from tests.safety.conftest import (
-    Deployment,
     Sender,
     assert_same_answer,
     block_sender_of,
@@ -25,6 +24,7 @@ from tests.safety.conftest import (
     send,
     sent,
 )
+from tests.support.deployment import Deployment
 from tests.support.timing import AnswerTimes
 
 MUTED = "pineapple"

@@ -23,8 +23,9 @@ from anonbox.core.settings import DEVELOPMENT_SECRET
 from tests.actions import inbox_items
 from tests.conftest import Creator, make_creator_in
 from tests.core.test_ratelimit import REDIS_URL, _require_redis
-from tests.safety.conftest import TRUST_LOOPBACK, assert_error_from, new_sender
+from tests.safety.conftest import assert_error_from, new_sender
 from tests.server import Server
+from tests.support.deployment import TRUST_LOOPBACK
 from tests.support.http import loopback_client
 from tests.test_concurrency import race, statuses
 

@@ -14,16 +14,15 @@ import pytest
 from tests.actions import assert_error, inbox_items
 from tests.conftest import Creator, make_creator_in
 from tests.safety.conftest import (
-    SENDER_LINK_LIMIT,
     assert_created_message,
     block_sender_of,
-    client,
     kept_ids,
     new_sender,
     send,
     sent,
 )
 from tests.server import Server
+from tests.support.deployment import SENDER_LINK_LIMIT, client
 from tests.test_concurrency import race, statuses
 
 RACERS = 15  # retries fired at once

@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from tests.conftest import make_creator_in
-from tests.safety.conftest import TRUST_LOOPBACK
 from tests.server import Server
+from tests.support.deployment import TRUST_LOOPBACK
 from tests.support.http import loopback_client
 
 

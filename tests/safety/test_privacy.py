@@ -19,8 +19,9 @@ import httpx
 from anonbox.core.database import driver_url
 from tests.actions import inbox_ids
 from tests.conftest import Creator, make_creator_in
-from tests.safety.conftest import Deployment, Sender, client
+from tests.safety.conftest import Sender
 from tests.support.db import query
+from tests.support.deployment import Deployment, client
 
 IPV4 = "203.0.113.77"
 IPV6 = "2001:db8:77::1234"

@@ -16,12 +16,9 @@ import pytest
 from tests.actions import assert_error, post_message
 from tests.conftest import Creator, make_creator_in
 from tests.safety.conftest import (
-    SENDER_LINK_LIMIT,
-    Deployment,
     Sender,
     assert_error_from,
     block_sender_of,
-    client,
     kept_ids,
     new_ipv6_network,
     new_sender,
@@ -30,6 +27,7 @@ from tests.safety.conftest import (
     sent,
 )
 from tests.server import Server
+from tests.support.deployment import SENDER_LINK_LIMIT, Deployment, client
 
 SPOOFED = "198.51.100.23"
 

@@ -14,14 +14,9 @@ import httpx
 from tests.actions import assert_error, inbox_items
 from tests.conftest import Creator, make_creator_in
 from tests.safety.conftest import (
-    LINK_LIMIT,
-    SENDER_LIMIT,
-    SENDER_LINK_LIMIT,
-    Deployment,
     Sender,
     assert_error_from,
     block_sender_of,
-    client,
     kept_ids,
     new_sender,
     retry_after,
@@ -29,6 +24,7 @@ from tests.safety.conftest import (
     sent,
 )
 from tests.server import Server
+from tests.support.deployment import LINK_LIMIT, SENDER_LIMIT, SENDER_LINK_LIMIT, Deployment, client
 
 
 def refused(response: httpx.Response, sender: Sender | None = None) -> None:

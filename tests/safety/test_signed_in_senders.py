@@ -30,13 +30,13 @@ from anonbox.core.settings import Settings
 from tests.actions import assert_error, inbox_items
 from tests.conftest import Creator, make_creator_in
 from tests.safety.conftest import (
-    TRUST_LOOPBACK,
     assert_created_message,
     assert_same_answer,
     block_sender_of,
     new_sender,
 )
 from tests.server import Server
+from tests.support.deployment import TRUST_LOOPBACK
 from tests.support.http import loopback_client
 from tests.support.signin import signed_in, signin_link_command
 
