@@ -39,7 +39,7 @@ IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 # halves run side by side), and those of a session-wide fleet of servers together, across
 # modules. Left free: tests that share only the cheap session ``server`` and run for long.
 SHARED_FLEETS = ("fleet", "deployment", "site")
-UNGROUPED = ("tests/test_fuzz.py", "tests/browser/test_every_page.py")
+UNGROUPED = ("tests/core/test_fuzz.py", "tests/browser/test_every_page.py")
 BACKENDS = ("sqlite", "postgresql")
 
 

@@ -13,9 +13,9 @@ import pytest
 
 from anonbox.auth.service import create_creator
 from anonbox.core.database import connect
+from tests.cli.test_cli import fresh_email
 from tests.conftest import Creator
 from tests.server import Server, anonbox_command_on
-from tests.test_cli import fresh_email
 
 
 def creator_with_email(database_url: str, email: str) -> Creator:
@@ -31,7 +31,7 @@ def creator_with_email(database_url: str, email: str) -> Creator:
 
 
 def make_admin_in(database_url: str) -> Creator:
-    """The command runs forked, as the servers do (``tests.server``): ``tests/test_cli.py``
+    """The command runs forked, as the servers do (``tests.server``): ``tests/cli/test_cli.py``
     and the grant tests in ``test_admin.py`` run it as a shell does."""
     email = fresh_email()
     creator = creator_with_email(database_url, email)

@@ -13,6 +13,7 @@ import pytest
 
 from anonbox.identity.credential_cache import LOCAL_TTL_SECONDS
 from tests.actions import assert_error, inbox_ids, post_message, post_reply
+from tests.cli.test_cli import anonbox, fresh_email
 from tests.conftest import Creator, make_creator_in
 from tests.moderation.conftest import (
     creator_with_email,
@@ -23,7 +24,6 @@ from tests.moderation.conftest import (
 )
 from tests.server import Server
 from tests.support.http import loopback_client
-from tests.test_cli import anonbox, fresh_email
 
 UNKNOWN_ULID = "01jabcdefghjkmnpqrstvwxyz0"
 BLOCK_KEYS = {"id", "message_excerpt", "created_at", "site_wide", "network"}

@@ -26,12 +26,12 @@ from anonbox.core.database import connect
 from anonbox.receipts.repository import purge as purge_receipts
 from tests.actions import assert_error, inbox_items, post_reply, reply_items
 from tests.conftest import Creator, make_creator_in
+from tests.messages.test_concurrency import race, statuses
 from tests.server import Server
 from tests.support.db import execute, query
 from tests.support.http import loopback_client
 from tests.support.signin import signed_in
 from tests.support.timing import AnswerTimes
-from tests.test_concurrency import race, statuses
 
 SEED_KEYS = {"id", "message_content", "created_at"}
 _senders = itertools.count(1)

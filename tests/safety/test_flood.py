@@ -23,11 +23,11 @@ from anonbox.core.settings import DEVELOPMENT_SECRET
 from tests.actions import inbox_items
 from tests.conftest import Creator, make_creator_in
 from tests.core.test_ratelimit import REDIS_URL, _require_redis
+from tests.messages.test_concurrency import race, statuses
 from tests.safety.conftest import assert_error_from, new_sender
 from tests.server import Server
 from tests.support.deployment import TRUST_LOOPBACK
 from tests.support.http import loopback_client
-from tests.test_concurrency import race, statuses
 
 LINK_RATE = 4  # posts a minute before a link is under a flood
 LEAST_NUMBERS = 2000  # the least difficulty, small so that tests solve fast

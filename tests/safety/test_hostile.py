@@ -1,4 +1,4 @@
-"""Hostile requests beyond ``tests/test_errors.py``: enormous headers and absurd path
+"""Hostile requests beyond ``tests/core/test_errors.py``: enormous headers and absurd path
 parameters get a 4xx (the envelope whenever the answer is JSON), never a 5xx or a dropped
 connection, and the server stays ready."""
 

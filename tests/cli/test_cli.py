@@ -211,7 +211,7 @@ def test_a_start_on_the_newest_schema_skips_alembic_and_an_older_one_is_migrated
     assert query(url, "SELECT version_num FROM alembic_version") == [{"version_num": head}]
 
 
-REPOSITORY = Path(__file__).resolve().parent.parent
+REPOSITORY = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")

@@ -23,7 +23,7 @@ import pytest
 
 from anonbox.outbox.fanout import LISTENER_NAME
 from tests.conftest import make_creator_in
-from tests.notifications.test_live_fanout import access_tokens
+from tests.outbox.test_live_fanout import access_tokens
 from tests.server import Server
 from tests.support.http import loopback_client
 from tests.support.pgbouncer import pgbouncer, show

@@ -13,10 +13,10 @@ import pytest
 
 from tests.actions import whole_inbox
 from tests.conftest import Creator, make_creator_in
+from tests.core.test_logs import MIGRATION_LOGGERS, request_line
+from tests.core.test_metrics import MESSAGE_ROUTE, requests_counted, scrape, value
 from tests.server import Server
 from tests.support.http import loopback_client
-from tests.test_logs import MIGRATION_LOGGERS, request_line
-from tests.test_metrics import MESSAGE_ROUTE, requests_counted, scrape, value
 
 WORKERS = 2
 START_TIMEOUT = 90.0

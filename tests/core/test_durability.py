@@ -11,7 +11,7 @@ import pytest
 
 from tests.actions import Poster, whole_inbox
 from tests.conftest import make_creator_in
-from tests.notifications.test_outbox import handed_over
+from tests.outbox.test_outbox import handed_over
 from tests.server import Server
 from tests.support.http import loopback_client
 
@@ -74,7 +74,7 @@ def test_no_acknowledged_message_is_lost_when_the_server_is_killed(
     try:
         inbox = whole_inbox(second.url, creator)
         # Every stored message was committed with its event, which the restarted relay
-        # hands over (tests/notifications/test_outbox.py).
+        # hands over (tests/outbox/test_outbox.py).
         events = handed_over(url, creator.link_id, len(inbox))
     finally:
         second.stop()

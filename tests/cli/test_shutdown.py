@@ -3,7 +3,7 @@ connections are refused, the process exits cleanly, and every post that got a 20
 there after a restart on the same database.
 
 One stop per database: a module fixture runs the scenario once and records what it saw;
-each test below checks one property of that record. tests/test_durability.py is the
+each test below checks one property of that record. tests/core/test_durability.py is the
 SIGKILL counterpart.
 """
 

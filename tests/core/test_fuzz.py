@@ -4,7 +4,7 @@ Every documented operation is fuzzed on the real ``anonbox serve`` subprocess, o
 on PostgreSQL: once with a real creator's API key and once with no credential at all, each
 through schemathesis's examples, coverage (boundary values) and fuzzing phases, with
 schema-valid and schema-invalid requests (the creator's boundary values are left to
-``tests/test_contract.py``, whose coverage phase sends them with every check). Then
+``tests/core/test_contract.py``, whose coverage phase sends them with every check). Then
 stateful scenarios chain operations: our document declares no OpenAPI ``links``, so
 schemathesis infers them from response schemas and path parameter names (``GET /user``
 -> ``link_id``, ``POST /message/{link_id}`` -> ``data.id`` -> ``{message_id}``, ...) and
@@ -42,9 +42,9 @@ from schemathesis.schemas import BaseSchema
 
 from tests.actions import post_message, post_reply
 from tests.conftest import Creator, make_creator_in
+from tests.core.test_contract import operations
 from tests.server import Server
 from tests.support.http import loopback_client, loopback_get
-from tests.test_contract import operations
 
 SEED = 20_250_505
 MAX_EXAMPLES = 25
@@ -184,7 +184,7 @@ def fuzz_config(
         data["generation"]["with-security-parameters"] = False
     else:
         data["auth"] = {"openapi": {"ApiKey": {"api_key": api_key}}}
-        # A creator's boundary values are tests/test_contract.py's: its coverage phase runs
+        # A creator's boundary values are tests/core/test_contract.py's: its coverage phase runs
         # with the same key and every check (a superset of CHECKS), on both databases.
         data["phases"]["coverage"] = {"enabled": False}
     return SchemathesisConfig.from_dict(data)

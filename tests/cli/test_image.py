@@ -34,7 +34,7 @@ from tests.support.http import loopback_client
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "deploy" / "build-image.sh"
 IMAGE = "localhost/anonbox:test"
 IMAGE_UID = 10001  # the Dockerfile's USER

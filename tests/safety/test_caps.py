@@ -41,10 +41,10 @@ from anonbox.web.pages.events import MAX_STREAMS_PER_SESSION
 from anonbox.web.pages.stream import MAX_STREAMS_PER_OVERLAY
 from tests.actions import assert_error
 from tests.conftest import Creator, make_creator_in
+from tests.messages.test_concurrency import race, statuses
 from tests.server import Server
 from tests.support.db import execute
 from tests.support.http import loopback_client
-from tests.test_concurrency import race, statuses
 
 # For the large caps, how far under the cap the burst starts: a burst of three times ten.
 UNDER = 10

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from tests.conftest import Creator, make_creator_in
-from tests.notifications.test_live_fanout import access_tokens
+from tests.outbox.test_live_fanout import access_tokens
 from tests.server import Server, anonbox_command_on
 from tests.support.http import loopback_client
 from tests.support.metrics import scrape, value
