@@ -22,8 +22,10 @@ from PIL import Image, ImageCms
 from tests.actions import assert_error, post_message, post_reply
 from tests.conftest import Creator
 from tests.server import Server
-from tests.support.admin import csrf_of, make_account, signed_in_browser
+from tests.support.admin import make_account
 from tests.support.cards import drawn_modules
+from tests.support.forms import csrf_of
+from tests.support.signin import signed_in_browser
 
 AVATAR = "/account/avatar"
 MAX_BYTES = 2 * 1024 * 1024

@@ -28,6 +28,7 @@ from tests.auth.conftest import (
 from tests.messages.test_concurrency import race
 from tests.server import Server, free_port
 from tests.support.db import query
+from tests.support.forms import csrf_of
 from tests.support.mail import REFUSED_PREFIX, SMTPServer, signin_link_in
 from tests.support.signin import signin_link_command
 
@@ -70,12 +71,6 @@ def servers(
 
 def new_address() -> str:
     return f"person-{uuid.uuid4().hex[:12]}@example.org"
-
-
-def csrf_of(page: str) -> str:
-    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
-    assert found, page
-    return found.group(1)
 
 
 def ask_for_link(

@@ -5,7 +5,6 @@ is told to trust (``SSL_CERT_FILE``), as an operator would trust a private CA.""
 
 from __future__ import annotations
 
-import re
 import socket
 import ssl
 import time
@@ -18,6 +17,7 @@ import pytest
 
 from tests.server import Server
 from tests.support.db import query
+from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
 from tests.support.mail import SMTP_PASSWORD, SMTP_USER, SMTPServer, self_signed, start_smtp
 
@@ -68,9 +68,9 @@ def anonbox_for(tmp_path: Path, certificate: Certificate) -> Iterator[StartAnonb
 def ask_for_link(server: Server, address: str) -> httpx.Response:
     with loopback_client(base_url=server.url, timeout=30) as browser:
         page = browser.get("/signin")
-        token = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
-        assert token, page.text
-        return browser.post("/signin/email", data={"csrf_token": token.group(1), "email": address})
+        return browser.post(
+            "/signin/email", data={"csrf_token": csrf_of(page.text), "email": address}
+        )
 
 
 def attempted(server: Server, timeout: float = 30.0) -> None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import re
 import time
 import uuid
 import warnings
@@ -36,6 +35,7 @@ from anonbox.auth.service import create_creator
 from anonbox.core.database import Connection, Database, Row, connect
 from anonbox.core.settings import Settings
 from tests.support.db import query
+from tests.support.forms import csrf_of
 from tests.support.mail import SMTPServer, signin_link_in
 
 Step = tuple[str, ...]
@@ -196,11 +196,10 @@ def test_a_first_and_a_repeated_ask_for_a_known_and_an_unknown_address_do_the_sa
     async def ask(client: Any, address: str, case: str) -> None:
         client.cookies.clear()  # a stranger's browser, each time
         page = await client.get("/signin")
-        csrf = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
-        assert csrf, page.text
+        csrf = csrf_of(page.text)
         answer = await client.post(
             "/signin/email",
-            data={"csrf_token": csrf.group(1), "email": address},
+            data={"csrf_token": csrf, "email": address},
             headers={"X-Case": case},
         )
         assert answer.status_code == 200, answer.text

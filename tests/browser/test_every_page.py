@@ -34,11 +34,12 @@ from tests.browser.conftest import (
 )
 from tests.conftest import Creator
 from tests.server import Server
-from tests.support.admin import Admin, csrf_of, make_account, signed_in_browser
+from tests.support.admin import Admin, make_account
 from tests.support.db import execute
+from tests.support.forms import csrf_of
 from tests.support.http import loopback_client, loopback_get
 from tests.support.mail import SMTPServer, smtp_server, text_of
-from tests.support.signin import signin_link_command
+from tests.support.signin import signed_in_browser, signin_link_command
 
 __all__ = ["smtp_server"]  # the fixture, used here
 

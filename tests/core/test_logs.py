@@ -21,6 +21,7 @@ from tests.actions import assert_error
 from tests.conftest import Creator, make_creator_in
 from tests.safety.test_privacy import IPV4, found_in
 from tests.server import Server
+from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
 
 GENERATED_ID = re.compile(r"^[0-9a-f]{16}$")
@@ -243,9 +244,9 @@ def _signin_link_asked_for(server: Server, address: str) -> None:
     with loopback_client(base_url=server.url, timeout=30) as browser:
         page = browser.get("/signin")
         assert page.status_code == 200, page.text
-        token = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
-        assert token, page.text
-        asked = browser.post("/signin/email", data={"csrf_token": token[1], "email": address})
+        asked = browser.post(
+            "/signin/email", data={"csrf_token": csrf_of(page.text), "email": address}
+        )
         assert asked.status_code == 200, asked.text
 
 

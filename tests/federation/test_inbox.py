@@ -35,8 +35,10 @@ from tests.federation.standin import (
     signed,
 )
 from tests.server import Server
-from tests.support.admin import csrf_of, make_account, signed_in_browser
+from tests.support.admin import make_account
+from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
+from tests.support.signin import signed_in_browser
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ stand-in's ``allow``.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,7 @@ import pytest
 from anonbox.core.database import connect
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
 from tests.support.mastodon import Mastodon, MastodonAccount
 from tests.support.misskey import MisskeyServer, MisskeyUser
@@ -87,12 +87,6 @@ def strict(
     server.stop()
 
 
-def csrf_of(page: str) -> str:
-    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
-    assert found, page
-    return found.group(1)
-
-
 _OPEN: list[httpx.Client] = []
 
 
@@ -103,15 +97,12 @@ def _close_browsers() -> Iterator[None]:
         _OPEN.pop().close()
 
 
-def browser(server: Server) -> httpx.Client:
-    """A fresh browser (closed after the test)."""
-    client = loopback_client(base_url=server.url, timeout=30)
-    _OPEN.append(client)
-    return client
-
-
-def signed_in_browser(server: Server, user_id: str) -> httpx.Client:
-    client = signed_in(server, user_id)
+def browser(server: Server, user_id: str | None = None) -> httpx.Client:
+    """A fresh browser (closed after the test), signed in as ``user_id`` when given."""
+    if user_id is None:
+        client = loopback_client(base_url=server.url, timeout=30)
+    else:
+        client = signed_in(server, user_id)
     _OPEN.append(client)
     return client
 
@@ -159,7 +150,7 @@ def link_account(
 ) -> httpx.Response:
     """From the account page of ``creator``: link the account at ``instance``; ``allow``
     plays the person at the instance (takes its page's URL, gives the callback)."""
-    client = signed_in_browser(server, creator.user_id)
+    client = browser(server, creator.user_id)
     page = client.get("/dashboard/account")
     assert page.status_code == 200, page.text
     started = client.post(

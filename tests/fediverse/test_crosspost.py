@@ -5,7 +5,6 @@ and the creator is told. Against mastodon-mock (PyPI) and the Misskey stand-in."
 
 from __future__ import annotations
 
-import re
 import time
 import uuid
 from collections.abc import Callable
@@ -20,9 +19,9 @@ from tests.fediverse.conftest import (
     browser,
     link_account,
     new_creator,
-    signed_in_browser,
 )
 from tests.server import Server
+from tests.support.forms import csrf_of
 from tests.support.mastodon import Mastodon, MastodonAccount
 from tests.support.misskey import MisskeyServer, MisskeyUser
 
@@ -156,7 +155,7 @@ def test_a_refused_token_disconnects_the_account_and_tells_the_creator(
 
     wait_for(disconnected)
     assert mastodon.statuses_of(person) == []
-    page = signed_in_browser(anonbox, creator.user_id)
+    page = browser(anonbox, creator.user_id)
     assert 'id="fediverse-disconnected"' in page.get("/dashboard").text
     assert f"fediverse-disconnected-{linked[0]['id']}" in page.get("/dashboard/account").text
     # Nothing more is posted to it, and turning posting on again needs an account.
@@ -237,16 +236,15 @@ def test_the_link_settings_form_turns_posting_on_without_javascript(
 ) -> None:
     api = browser(anonbox)
     creator, _ = with_mastodon(anonbox, mastodon)
-    page = signed_in_browser(anonbox, creator.user_id)
+    page = browser(anonbox, creator.user_id)
     dashboard = page.get(f"/dashboard/links/{creator.link_id}")
     assert 'name="crosspost"' in dashboard.text
-    token = re.search(r'name="csrf_token" value="([^"]+)"', dashboard.text)
-    assert token
+    token = csrf_of(dashboard.text)
 
     saved = page.post(
         f"/dashboard/links/{creator.link_id}/settings",
         data={
-            "csrf_token": token.group(1),
+            "csrf_token": token,
             "back": f"/dashboard/links/{creator.link_id}",
             "all_settings": "1",
             "prompt": "Ask me anything",

@@ -27,8 +27,9 @@ from hypothesis import strategies as st
 
 from anonbox.auth.fediverse.client import instance_base
 from tests.conftest import make_creator_in
-from tests.fediverse.conftest import count_rows, csrf_of
+from tests.fediverse.conftest import count_rows
 from tests.server import Server
+from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
 from tests.support.signin import signed_in
 

@@ -26,14 +26,9 @@ import pytest
 
 from anonbox.core.database import connect
 from tests.conftest import Creator
-from tests.fediverse.conftest import (
-    browser,
-    csrf_of,
-    link_account,
-    new_creator,
-    signed_in_browser,
-)
+from tests.fediverse.conftest import browser, link_account, new_creator
 from tests.server import Server
+from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
 from tests.support.mastodon import Mastodon, MastodonAccount
 from tests.support.misskey import MisskeyServer
@@ -180,7 +175,7 @@ def test_the_account_page_button_revokes_too(
     anonbox: Server, mastodon: Mastodon, instance: Recorder
 ) -> None:
     creator, _, account_id, token = _linked(anonbox, instance, mastodon)
-    page_browser = signed_in_browser(anonbox, creator.user_id)
+    page_browser = browser(anonbox, creator.user_id)
     page = page_browser.get("/dashboard/account")
     assert page.status_code == 200, page.text
 

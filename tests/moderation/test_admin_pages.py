@@ -20,15 +20,15 @@ from tests.server import Server
 from tests.support.admin import (
     Admin,
     audit_entries,
-    csrf_of,
     make_account,
     mute_phrase,
     muted_phrases,
-    signed_in_browser,
     unique_phrase,
     unmute_phrase,
 )
+from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
+from tests.support.signin import signed_in_browser
 
 PAGES = ["/admin", "/admin/phrases", "/admin/log"]
 SPAMMER = {"X-Forwarded-For": "203.0.113.99"}

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import email
 import email.policy
-import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -23,6 +22,7 @@ from aiosmtpd.smtp import Envelope, Session
 from tests.actions import assert_error, post_message
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server, free_port
+from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
 from tests.support.mail import Mailbox, text_of
 from tests.support.signin import signin_link_command
@@ -281,7 +281,7 @@ def test_the_dashboard_form_chooses_a_digest(noticed: Server, mailbox: RefusingH
         assert opened.status_code == 303, opened.text
         page = browser.get("/dashboard/notifications")
         assert page.status_code == 200, page.text
-        [csrf] = re.findall(r'name="csrf_token" value="([^"]+)"', page.text)[:1]
+        csrf = csrf_of(page.text)
         chosen = browser.post(
             "/dashboard/email-notices", data={"csrf_token": csrf, "mode": "daily"}
         )

@@ -31,6 +31,7 @@ from tests.actions import assert_error, post_message
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.db import execute
+from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
 from tests.support.signin import signin_link_command
 
@@ -409,13 +410,12 @@ def test_the_dashboard_page_stores_and_removes_this_device(
         key = browser.get("/push/key").json()["data"]["public_key"]
         assert f'data-vapid-key="{key}"' in page.text
         assert '<script src="/static/push.js"' in page.text
-        token = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
-        assert token is not None
+        token = csrf_of(page.text)
         device = push_service.device()
         posted = browser.post(
             "/dashboard/push/subscriptions",
             data={
-                "csrf_token": token.group(1),
+                "csrf_token": token,
                 "subscription": json.dumps(device.subscription()),
                 "preview": "on",
             },

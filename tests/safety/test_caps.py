@@ -44,7 +44,9 @@ from tests.conftest import Creator, make_creator_in
 from tests.messages.test_concurrency import race, statuses
 from tests.server import Server
 from tests.support.db import execute
+from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
+from tests.support.signin import signed_in
 
 # For the large caps, how far under the cap the burst starts: a burst of three times ten.
 UNDER = 10
@@ -277,19 +279,14 @@ def burst_of_streams(client: httpx.Client, url: str, count: int) -> list[int]:
     return race(count, open_one)
 
 
-def signed_in_browser(server: Server, creator: Creator) -> httpx.Client:
-    return loopback_client(
-        base_url=server.url,
-        timeout=30,
-        cookies={"anonbox_session": session_token(server, creator.user_id)},
-        limits=httpx.Limits(max_connections=None, max_keepalive_connections=0),
-    )
+# The burst's connections are each its own: none waits for another to be free.
+UNPOOLED = httpx.Limits(max_connections=None, max_keepalive_connections=0)
 
 
 def test_fifty_live_inboxes_opened_at_once_from_one_session_let_five_in(
     server: Server, creator: Creator
 ) -> None:
-    with signed_in_browser(server, creator) as browser:
+    with signed_in(server, creator.user_id, limits=UNPOOLED) as browser:
         opened = burst_of_streams(browser, f"/dashboard/links/{creator.link_id}/events", 50)
 
     assert sorted(opened) == [200] * MAX_STREAMS_PER_SESSION + [429] * (
@@ -298,11 +295,9 @@ def test_fifty_live_inboxes_opened_at_once_from_one_session_let_five_in(
 
 
 def test_fifty_overlays_opened_at_once_let_five_in(server: Server, creator: Creator) -> None:
-    with signed_in_browser(server, creator) as browser:
+    with signed_in(server, creator.user_id, limits=UNPOOLED) as browser:
         page = browser.get("/dashboard/stream")
-        token = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
-        assert token, page.text
-        on = browser.post("/dashboard/stream/address", data={"csrf_token": token.group(1)})
+        on = browser.post("/dashboard/stream/address", data={"csrf_token": csrf_of(page.text)})
         assert on.status_code == 303, on.text
         shown = browser.get("/dashboard/stream").text
         found = re.search(r'id="overlay-url" type="text" value="([^"]+)"', shown)

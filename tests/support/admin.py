@@ -4,7 +4,6 @@ role granted), signed in through the API or a browser, and what they can read ba
 from __future__ import annotations
 
 import asyncio
-import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -14,9 +13,6 @@ import httpx
 from anonbox.auth.service import create_creator, grant_admin
 from anonbox.core.database import connect
 from tests.conftest import Creator
-from tests.server import Server
-from tests.support.http import loopback_client
-from tests.support.signin import signin_link_command
 
 
 @dataclass(frozen=True)
@@ -48,22 +44,6 @@ def make_account(database_url: str, *, admin: bool) -> Admin:
         return Admin(Creator(made.user_id, made.link_id, made.api_key), email)
 
     return asyncio.run(run())
-
-
-def signed_in_browser(server: Server, email: str) -> httpx.Client:
-    """An HTTP client that followed a sign-in link for ``email``, as a browser would."""
-    browser = loopback_client(base_url=server.url, timeout=30)
-    followed = browser.get(signin_link_command(server, email))
-    if followed.status_code != 303:
-        browser.close()
-        raise AssertionError(followed.text)
-    return browser
-
-
-def csrf_of(page: str) -> str:
-    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
-    assert found, page
-    return found.group(1)
 
 
 def mute_phrase(api: httpx.Client, admin: Admin, phrase: str) -> dict[str, Any]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
+from typing import Any
 
 import httpx
 
@@ -23,8 +25,9 @@ def signin_link_command(server: Server, email: str) -> str:
     return made.stdout.strip()
 
 
-def signed_in(server: Server, user_id: str) -> httpx.Client:
-    """A browser signed in as ``user_id`` (a sign-in session's cookie), for the pages."""
+def signed_in(server: Server, user_id: str, **options: Any) -> httpx.Client:
+    """A browser signed in as ``user_id`` (a sign-in session's cookie), for the pages;
+    ``options`` go to the client (its connection limits, say)."""
 
     async def open_one() -> str:
         db = await connect(server.database_url)
@@ -35,4 +38,18 @@ def signed_in(server: Server, user_id: str) -> httpx.Client:
         return opened.access_token
 
     token = asyncio.run(open_one())
-    return loopback_client(base_url=server.url, timeout=30, cookies={"anonbox_session": token})
+    return loopback_client(
+        base_url=server.url, timeout=30, cookies={"anonbox_session": token}, **options
+    )
+
+
+def signed_in_browser(server: Server, email: str | None = None) -> httpx.Client:
+    """An HTTP client that followed a sign-in link for ``email`` (a new address when none
+    is given), as a browser would."""
+    email = email or f"browser-{uuid.uuid4().hex[:10]}@example.org"
+    browser = loopback_client(base_url=server.url, timeout=30)
+    followed = browser.get(signin_link_command(server, email))
+    if followed.status_code != 303:
+        browser.close()
+        raise AssertionError(followed.text)
+    return browser

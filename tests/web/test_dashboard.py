@@ -30,6 +30,7 @@ from tests.auth.conftest import (
 )
 from tests.conftest import Creator
 from tests.server import Server
+from tests.support.forms import csrf_of
 
 SESSION_COOKIE = "anonbox_session"
 SESSION_REFRESH_COOKIE = "anonbox_session_refresh"
@@ -76,12 +77,6 @@ class Browser:
 
     def submit(self, action: str, fields: dict[str, str] | None = None) -> httpx.Response:
         return self.client.post(action, data={"csrf_token": self.csrf(), **(fields or {})})
-
-
-def csrf_of(page: str) -> str:
-    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
-    assert found, page
-    return found.group(1)
 
 
 def sign_in_browser(

@@ -8,19 +8,7 @@ import uuid
 import httpx
 
 from tests.server import Server
-from tests.support.http import loopback_client
-from tests.support.signin import signin_link_command
-
-
-def signed_in_browser(server: Server) -> httpx.Client:
-    """A browser signed in through a link from ``anonbox signin-link``."""
-    link = signin_link_command(server, f"home-{uuid.uuid4().hex[:10]}@example.org")
-    browser = loopback_client(base_url=server.url, timeout=30)
-    followed = browser.get(link)
-    if followed.status_code != 303:
-        browser.close()
-        raise AssertionError(followed.text)
-    return browser
+from tests.support.signin import signed_in_browser
 
 
 def test_the_home_page_says_what_anonbox_is_and_leads_to_sign_in(api: httpx.Client) -> None:
@@ -35,7 +23,7 @@ def test_the_home_page_says_what_anonbox_is_and_leads_to_sign_in(api: httpx.Clie
 
 
 def test_a_signed_in_creator_goes_from_home_and_signin_to_the_dashboard(server: Server) -> None:
-    browser = signed_in_browser(server)
+    browser = signed_in_browser(server, f"home-{uuid.uuid4().hex[:10]}@example.org")
     try:
         for path in ("/", "/signin"):
             answer = browser.get(path)

@@ -28,6 +28,7 @@ from tests.actions import post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.db import execute, query
+from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
 from tests.support.mail import SMTPServer, smtp_server, text_of  # noqa: F401 - fixture
 from tests.support.signin import signed_in
@@ -67,12 +68,6 @@ def browser(server: Server, creator: Creator) -> Iterator[httpx.Client]:
 def api(server: Server) -> Iterator[httpx.Client]:
     with loopback_client(base_url=server.url, timeout=30) as client:
         yield client
-
-
-def csrf_of(page: str) -> str:
-    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
-    assert found, "the page has no form token"
-    return found.group(1)
 
 
 def lang_of(page: str) -> str:

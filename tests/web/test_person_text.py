@@ -17,16 +17,11 @@ import httpx
 from tests.actions import post_message, post_reply
 from tests.conftest import Creator
 from tests.server import Server
-from tests.support.admin import make_account, signed_in_browser
-from tests.support.signin import signed_in
+from tests.support.admin import make_account
+from tests.support.forms import csrf_of
+from tests.support.signin import signed_in, signed_in_browser
 
 ARABIC = "مرحبا، هل تحب القهوة؟"  # "Hello, do you like coffee?"
-
-
-def csrf_of(page: str) -> str:
-    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
-    assert found, page
-    return found.group(1)
 
 
 def shown_in_own_direction(page: str, text: str) -> int:

@@ -23,6 +23,7 @@ from anonbox.web.cards.draw import render_link_card
 from tests.actions import assert_error, inbox_items, post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
 from tests.support.metrics import scrape, value
 
@@ -40,9 +41,7 @@ def csrf(api: httpx.Client, link_id: str) -> str:
     """Open the send page as a browser would (its cookie stays in ``api``); returns the token."""
     opened = page(api, link_id)
     assert opened.status_code == 200, opened.text
-    found = _TOKEN.search(opened.text)
-    assert found, opened.text
-    return found.group(1)
+    return csrf_of(opened.text)
 
 
 def submit(
