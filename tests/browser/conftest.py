@@ -61,6 +61,7 @@ from tests.auth.conftest import Provider, signin_env
 from tests.auth.conftest import provider as provider  # the same fixture, re-exported here
 from tests.conftest import IN_CI, Creator
 from tests.server import Server, anonbox_command_on
+from tests.support import servers
 from tests.support.http import loopback_client
 
 CHROMIUM = Path(os.environ.get("ANONBOX_TEST_CHROMIUM", "/usr/bin/chromium-headless-shell"))
@@ -232,6 +233,31 @@ class Site:
 
     def api(self) -> httpx.Client:
         return loopback_client(base_url=self.url, timeout=30)
+
+
+def own_server(name: str, env: dict[str, str], **options: Any) -> Any:
+    """A browser test module's own server fixture (``tests.support.servers.own_server``),
+    skipped with the other browser tests when there is no Chromium."""
+    return servers.own_server(name, env, before=_require_chromium, **options)
+
+
+@contextlib.contextmanager
+def new_file_server(
+    name: str, smtp_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    """A server on a brand-new SQLite file, as ``make run`` starts one, that sends its
+    mail to ``smtp_url``."""
+    where: Path = tmp_path_factory.mktemp(name)
+    server = Server(
+        f"sqlite:///{where / 'anonbox.db'}",
+        where / f"{name}.log",
+        env={"ANONBOX_SMTP_URL": smtp_url},
+    )
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgresql"])

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.actions import post_message
-from tests.browser.conftest import Axe, Screenshot
+from tests.browser.conftest import Axe, Screenshot, new_file_server
 from tests.browser.test_phone_sharing import FAKE_SHARE, PNG_SIGNATURE, shared
 from tests.server import Server
 from tests.support.http import loopback_client
@@ -25,16 +24,8 @@ from tests.support.mail import SMTPServer, signin_link_in
 
 @pytest.fixture(scope="module")
 def fresh(smtp_server: SMTPServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """A server on a brand-new SQLite file, as ``make run`` starts one."""
-    where: Path = tmp_path_factory.mktemp("loop")
-    server = Server(
-        f"sqlite:///{where / 'anonbox.db'}",
-        where / "loop.log",
-        env={"ANONBOX_SMTP_URL": smtp_server.url},
-    )
-    server.start()
-    yield server
-    server.stop()
+    with new_file_server("loop", smtp_server.url, tmp_path_factory) as server:
+        yield server
 
 
 def fits(page: Page) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gzip
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
@@ -29,8 +29,8 @@ from tests.browser.conftest import (
     PHONE,
     Axe,
     Screenshot,
-    _require_chromium,
     off_the_loop,
+    own_server,
 )
 from tests.conftest import Creator
 from tests.server import Server
@@ -58,26 +58,14 @@ LONG_REPLY = (
 )
 
 
-@pytest.fixture(scope="module", params=["sqlite"])
-def full(
-    request: pytest.FixtureRequest,
-    smtp_server: SMTPServer,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    """A server of its own whose senders are told apart by X-Forwarded-For, so a full
-    inbox can be posted quickly."""
-    _require_chromium()
-    database_url = off_the_loop(database_url_factory, request.param)
-    log = tmp_path_factory.mktemp("every-page") / f"{request.param}.log"
-    env = {
-        "ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32",
-        "ANONBOX_LIMIT_SENDER_LINK": "1000/60",
-        "ANONBOX_SMTP_URL": smtp_server.url,
-    }
-    running = Server(database_url, log, env=env).start(60)
-    yield running
-    running.stop()
+# A server of its own whose senders are told apart by X-Forwarded-For, so a full inbox
+# can be posted quickly.
+full = own_server(
+    "full",
+    {"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32", "ANONBOX_LIMIT_SENDER_LINK": "1000/60"},
+    mail=True,
+    backends=("sqlite",),
+)
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,12 @@ from __future__ import annotations
 import base64
 import json
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-import pytest
 from altcha.v1 import Challenge, solve_challenge
 from playwright.sync_api import BrowserContext, expect
 
-from tests.browser.conftest import PHONE, Screenshot, _require_chromium, off_the_loop
+from tests.browser.conftest import PHONE, Screenshot, off_the_loop, own_server
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.http import loopback_client
@@ -23,19 +22,10 @@ from tests.support.signin import signin_link_command
 LINK_RATE = 5
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def flooded(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    _require_chromium()
-    database_url = off_the_loop(database_url_factory, request.param)
-    log = tmp_path_factory.mktemp("flood-browser") / f"{request.param}.log"
-    env = {"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32", "ANONBOX_LIMIT_LINK": f"{LINK_RATE}/60"}
-    running = Server(database_url, log, env=env).start(60)
-    yield running
-    running.stop()
+flooded = own_server(
+    "flooded",
+    {"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32", "ANONBOX_LIMIT_LINK": f"{LINK_RATE}/60"},
+)
 
 
 def flood(server: Server, link_id: str, posts: int) -> list[int]:

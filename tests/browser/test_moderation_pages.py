@@ -7,14 +7,19 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import httpx
-import pytest
 from playwright.sync_api import BrowserContext, expect
 
 from tests.actions import inbox_ids, post_reply
-from tests.browser.conftest import DESKTOP, PHONE, Screenshot, _require_chromium, off_the_loop
+from tests.browser.conftest import (
+    DESKTOP,
+    PHONE,
+    Screenshot,
+    off_the_loop,
+    own_server,
+)
 from tests.conftest import Creator, make_creator_in
 from tests.moderation.conftest import report
 from tests.server import Server
@@ -26,19 +31,8 @@ SPAMMER = {"X-Forwarded-For": "203.0.113.45"}
 BYSTANDER = {"X-Forwarded-For": "198.51.100.45"}
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def moderated(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    """A server of its own: a site-wide block here silences no other test's sender."""
-    _require_chromium()
-    database_url = off_the_loop(database_url_factory, request.param)
-    log = tmp_path_factory.mktemp("moderation-browser") / f"{request.param}.log"
-    running = Server(database_url, log, env={"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32"}).start(60)
-    yield running
-    running.stop()
+# A server of its own: a site-wide block here silences no other test's sender.
+moderated = own_server("moderated", {"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32"})
 
 
 def send(api: httpx.Client, sender: dict[str, str], creator: Creator, text: str) -> str:

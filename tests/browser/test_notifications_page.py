@@ -5,33 +5,21 @@ that checks every signature with the secret the page showed."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-import pytest
 from playwright.sync_api import BrowserContext, expect
 from standardwebhooks import Webhook
 
-from tests.browser.conftest import DESKTOP, Screenshot, _require_chromium, off_the_loop
+from tests.browser.conftest import DESKTOP, Screenshot, off_the_loop, own_server
 from tests.notifications.test_webhooks import Receiver, wait_for
 from tests.notifications.test_webhooks import receiver as receiver  # the same fixture
 from tests.server import Server
 from tests.support.http import loopback_client
 from tests.support.signin import signin_link_command
 
-
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def hooked(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    _require_chromium()
-    database_url = off_the_loop(database_url_factory, request.param)
-    log = tmp_path_factory.mktemp("notifications-browser") / f"{request.param}.log"
-    env = {"ANONBOX_WEBHOOK_ALLOW_PRIVATE": "true", "ANONBOX_WEBHOOK_RETRY_SECONDS": "0.2"}
-    running = Server(database_url, log, env=env).start(60)
-    yield running
-    running.stop()
+hooked = own_server(
+    "hooked", {"ANONBOX_WEBHOOK_ALLOW_PRIVATE": "true", "ANONBOX_WEBHOOK_RETRY_SECONDS": "0.2"}
+)
 
 
 def test_a_creator_adds_a_webhook_and_watches_it_deliver(

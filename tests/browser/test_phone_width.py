@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +30,7 @@ import pytest
 from playwright.sync_api import BrowserContext, Page
 
 from tests.actions import post_reply
-from tests.browser.conftest import Axe, Screenshot, _require_chromium, off_the_loop
+from tests.browser.conftest import Axe, Screenshot, off_the_loop, own_server
 from tests.browser.test_every_page import _leaving, _mail_pages, _post
 from tests.server import Server
 from tests.support.admin import Admin, make_account, mute_phrase
@@ -53,28 +53,19 @@ LONG_PROMPT = (
 LONG_PHRASE = "averyveryverylongmutedphrasewithoutanyspacesatalltotestthewidth"
 
 
-@pytest.fixture(scope="module", params=["sqlite"])
-def phone(
-    request: pytest.FixtureRequest,
-    smtp_server: SMTPServer,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    """A server whose senders are told apart by X-Forwarded-For, whose webhooks may point
-    at loopback (a closed port: each delivery fails, with its error shown), with mail."""
-    _require_chromium()
-    database_url = off_the_loop(database_url_factory, request.param)
-    log = tmp_path_factory.mktemp("phone-width") / f"{request.param}.log"
-    env = {
+# A server whose senders are told apart by X-Forwarded-For, whose webhooks may point at
+# loopback (a closed port: each delivery fails, with its error shown), with mail.
+phone = own_server(
+    "phone",
+    {
         "ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32",
         "ANONBOX_LIMIT_SENDER_LINK": "1000/60",
-        "ANONBOX_SMTP_URL": smtp_server.url,
         "ANONBOX_WEBHOOK_ALLOW_PRIVATE": "true",
         "ANONBOX_WEBHOOK_RETRY_SECONDS": "0.2",
-    }
-    running = Server(database_url, log, env=env).start(60)
-    yield running
-    running.stop()
+    },
+    mail=True,
+    backends=("sqlite",),
+)
 
 
 @dataclass(frozen=True)

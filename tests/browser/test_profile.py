@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
-from tests.browser.conftest import Screenshot
+from tests.browser.conftest import Screenshot, new_file_server
 from tests.server import Server
 from tests.support.mail import SMTPServer, signin_link_in
 from tests.support.mail import smtp_server as smtp_server
@@ -21,20 +20,10 @@ SMALL_PHONE = {"width": 360, "height": 740}
 
 
 @pytest.fixture(scope="module")
-def mailing(
-    smtp_server: SMTPServer,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
+def mailing(smtp_server: SMTPServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """A server on a fresh SQLite file that sends its sign-in links to ``smtp_server``."""
-    path: Path = tmp_path_factory.mktemp("profile")
-    server = Server(
-        f"sqlite:///{path / 'anonbox.db'}",
-        path / "profile.log",
-        env={"ANONBOX_SMTP_URL": smtp_server.url},
-    )
-    server.start()
-    yield server
-    server.stop()
+    with new_file_server("profile", smtp_server.url, tmp_path_factory) as server:
+        yield server
 
 
 def public_text(page: Page, url: str) -> str:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from tests.safety.test_privacy import IPV4, found_in
 from tests.server import Server
 from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
+from tests.support.servers import own_server
 
 GENERATED_ID = re.compile(r"^[0-9a-f]{16}$")
 REQUEST_KEYS = {
@@ -159,18 +160,10 @@ def test_every_line_of_the_log_is_a_json_object(api: httpx.Client, server: Serve
 # --- a server behind a trusted proxy, to show what is never written ------------------------
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def proxied_server(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    backend = request.param
-    env = {"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32", "ANONBOX_LIMIT_SENDER_LINK": "1/60"}
-    logs = tmp_path_factory.mktemp("logs-proxied")
-    server = Server(database_url_factory(backend), logs / f"{backend}.log", env=env).start()
-    yield server
-    server.stop()
+proxied_server = own_server(
+    "proxied_server",
+    {"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32", "ANONBOX_LIMIT_SENDER_LINK": "1/60"},
+)
 
 
 def test_the_log_names_no_address_no_path_no_query_and_no_body(proxied_server: Server) -> None:

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import asyncpg
 import httpx
@@ -27,6 +25,7 @@ from tests.outbox.test_live_fanout import access_tokens
 from tests.server import Server
 from tests.support.http import loopback_client
 from tests.support.pgbouncer import pgbouncer, show
+from tests.support.receiver import receiving
 
 POOL_SIZE = 5
 POSTS = 40
@@ -48,27 +47,13 @@ class Hooks:
 def hooks() -> Iterator[Hooks]:
     state = Hooks()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            state.bodies.append(json.loads(body))
-            self.send_response(204)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+    def on_post(path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str]]:
+        state.bodies.append(json.loads(body))
+        return 204, {}
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    class Receiver(ThreadingHTTPServer):
-        request_queue_size = 128  # two instances deliver at once; 5 refused some at times
-
-    server = Receiver(("127.0.0.1", 0), Handler)
-    state.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield state
-    server.shutdown()
-    server.server_close()
+    # Two instances deliver at once; a listen queue of 5 refused some at times.
+    with receiving(on_post, backlog=128) as state.port:
+        yield state
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import format_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -24,6 +22,7 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from tests.federation.conftest import AP
 from tests.server import Server
+from tests.support.receiver import receiving
 
 
 def _key() -> rsa.RSAPrivateKey:
@@ -85,36 +84,19 @@ class Remote:
 def serving() -> Iterator[Remote]:
     state = Remote()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            state.fetched.append(self.path)
-            body, media = state.pages.get(self.path) or (
-                json.dumps(state.document(self.path)).encode(),
-                "application/activity+json",
-            )
-            self.send_response(200)
-            self.send_header("Content-Type", media)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def on_get(path: str) -> tuple[bytes, str]:
+        state.fetched.append(path)
+        return state.pages.get(path) or (
+            json.dumps(state.document(path)).encode(),
+            "application/activity+json",
+        )
 
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            state.received.append(({**headers, "x-path": self.path}, body))
-            self.send_response(state.inbox_status)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+    def on_post(path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str]]:
+        state.received.append(({**headers, "x-path": path}, body))
+        return state.inbox_status, {}
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.2", 0), Handler)
-    state.port = server.server_address[1]
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield state
-    server.shutdown()
-    server.server_close()
+    with receiving(on_post, on_get=on_get, host="127.0.0.2") as state.port:
+        yield state
 
 
 def signed(

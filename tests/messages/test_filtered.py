@@ -13,7 +13,7 @@ import json
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -29,6 +29,7 @@ from tests.server import Server
 from tests.support.admin import make_account
 from tests.support.db import execute, query
 from tests.support.http import loopback_client
+from tests.support.servers import own_server
 from tests.support.signin import signed_in
 
 UNKNOWN_ULID = "01jabcdefghjkmnpqrstvwxyz0"
@@ -36,17 +37,7 @@ DAY_US = 86_400 * 1_000_000
 _addresses = itertools.count(1)
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def server(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    log = tmp_path_factory.mktemp("filtered-logs") / f"{request.param}.log"
-    env = {"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32"}
-    running = Server(database_url_factory(request.param), log, env=env).start(60)
-    yield running
-    running.stop()
+server = own_server("server", {"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32"})
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import http_ece  # type: ignore[import-untyped]
@@ -33,6 +32,8 @@ from tests.server import Server
 from tests.support.db import execute
 from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
+from tests.support.receiver import receiving
+from tests.support.servers import own_server
 from tests.support.signin import signin_link_command
 
 NO_PREVIEW = "Open your inbox to read it"
@@ -122,35 +123,19 @@ class PushService:
 def push_service() -> Iterator[PushService]:
     state = PushService()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            try:
-                notice = state.receive(self.path, headers, body)
-            except Exception as exc:  # the test reads it, not a traceback on stderr
-                state.problems.append(f"{type(exc).__name__}: {exc}")
-                status, extra = 400, {}
-            else:
-                status, extra = state.answer(self.path)
-                if 200 <= status < 300:
-                    state.accepted.setdefault(self.path, []).append(notice)
-            self.send_response(status)
-            for name, value in extra.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+    def on_post(path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str]]:
+        try:
+            notice = state.receive(path, headers, body)
+        except Exception as exc:  # the test reads it, not a traceback on stderr
+            state.problems.append(f"{type(exc).__name__}: {exc}")
+            return 400, {}
+        status, extra = state.answer(path)
+        if 200 <= status < 300:
+            state.accepted.setdefault(path, []).append(notice)
+        return status, extra
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield state
-    server.shutdown()
-    server.server_close()
+    with receiving(on_post) as state.port:
+        yield state
 
 
 @pytest.fixture
@@ -178,17 +163,9 @@ def black_hole() -> Iterator[str]:
     listener.close()
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def pushed(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    log = tmp_path_factory.mktemp("push-logs") / f"{request.param}.log"
-    env = {"ANONBOX_PUSH_ALLOW_LOCAL": "true", "ANONBOX_PUSH_RETRY_SECONDS": "0.2"}
-    running = Server(database_url_factory(request.param), log, env=env).start(60)
-    yield running
-    running.stop()
+pushed = own_server(
+    "pushed", {"ANONBOX_PUSH_ALLOW_LOCAL": "true", "ANONBOX_PUSH_RETRY_SECONDS": "0.2"}
+)
 
 
 @pytest.fixture

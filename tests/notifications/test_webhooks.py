@@ -11,11 +11,9 @@ import contextlib
 import functools
 import json
 import secrets
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -32,6 +30,8 @@ from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.http import loopback_client
 from tests.support.metrics import scrape, value
+from tests.support.receiver import receiving
+from tests.support.servers import own_server
 
 GIVE_UP_SECONDS = 3
 
@@ -57,42 +57,23 @@ class Receiver:
 def receiver() -> Iterator[Receiver]:
     state = Receiver()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            time.sleep(state.delay)
-            state.received.append(({k.lower(): v for k, v in self.headers.items()}, body))
-            self.send_response(state.status)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+    def on_post(path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str]]:
+        time.sleep(state.delay)
+        state.received.append((headers, body))
+        return state.status, {}
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield state
-    server.shutdown()
-    server.server_close()
+    with receiving(on_post) as state.port:
+        yield state
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def hooked(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    log = tmp_path_factory.mktemp("webhook-logs") / f"{request.param}.log"
-    env = {
+hooked = own_server(
+    "hooked",
+    {
         "ANONBOX_WEBHOOK_ALLOW_PRIVATE": "true",
         "ANONBOX_WEBHOOK_RETRY_SECONDS": "0.2",
         "ANONBOX_WEBHOOK_GIVE_UP_SECONDS": str(GIVE_UP_SECONDS),
-    }
-    running = Server(database_url_factory(request.param), log, env=env).start(60)
-    yield running
-    running.stop()
+    },
+)
 
 
 def add_webhook(api: httpx.Client, creator: Creator, url: str, **extra: Any) -> dict[str, Any]:

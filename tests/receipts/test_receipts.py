@@ -13,7 +13,7 @@ import re
 import secrets
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
@@ -30,6 +30,7 @@ from tests.messages.test_concurrency import race, statuses
 from tests.server import Server
 from tests.support.db import execute, query
 from tests.support.http import loopback_client
+from tests.support.servers import own_server
 from tests.support.signin import signed_in
 from tests.support.timing import AnswerTimes
 
@@ -38,19 +39,8 @@ _senders = itertools.count(1)
 RACERS = 15  # requests fired at once at a once-only action
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def site(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    log = tmp_path_factory.mktemp("receipt-logs") / f"{request.param}.log"
-    # 127.0.0.1 is a trusted proxy: each test names its senders with X-Forwarded-For.
-    env = {"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32"}
-    server = Server(database_url_factory(request.param), log, env=env).start()
-    yield server
-    server.stop()
-    assert "Traceback" not in server.log(), f"the server logged a traceback: see {log}"
+# 127.0.0.1 is a trusted proxy: each test names its senders with X-Forwarded-For.
+site = own_server("site", {"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32"}, clean_log=True)
 
 
 @pytest.fixture

@@ -28,6 +28,7 @@ from tests.safety.conftest import assert_error_from, new_sender
 from tests.server import Server
 from tests.support.deployment import TRUST_LOOPBACK
 from tests.support.http import loopback_client
+from tests.support.servers import own_server
 
 LINK_RATE = 4  # posts a minute before a link is under a flood
 LEAST_NUMBERS = 2000  # the least difficulty, small so that tests solve fast
@@ -35,45 +36,22 @@ SERVICE_RATE = 6
 RACERS = 15  # posts fired at once with one solution
 
 
-def _server(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-    name: str,
-    env: dict[str, str],
-) -> Iterator[Server]:
-    log = tmp_path_factory.mktemp("flood-logs") / f"{name}-{request.param}.log"
-    running = Server(database_url_factory(request.param), log, env=env).start(60)
-    yield running
-    running.stop()
-
-
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def flooded(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    env = {
+flooded = own_server(
+    "flooded",
+    {
         **TRUST_LOOPBACK,
         "ANONBOX_LIMIT_LINK": f"{LINK_RATE}/60",
         "ANONBOX_PROOF_OF_WORK_NUMBERS": str(LEAST_NUMBERS),
-    }
-    yield from _server(request, database_url_factory, tmp_path_factory, "link", env)
-
-
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def service_flooded(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    env = {
+    },
+)
+service_flooded = own_server(
+    "service_flooded",
+    {
         **TRUST_LOOPBACK,
         "ANONBOX_LIMIT_SERVICE": f"{SERVICE_RATE}/60",
         "ANONBOX_PROOF_OF_WORK_NUMBERS": str(LEAST_NUMBERS),
-    }
-    yield from _server(request, database_url_factory, tmp_path_factory, "service", env)
+    },
+)
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])

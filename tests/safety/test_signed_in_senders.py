@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import quote
@@ -38,6 +38,7 @@ from tests.safety.conftest import (
 from tests.server import Server
 from tests.support.deployment import TRUST_LOOPBACK
 from tests.support.http import loopback_client
+from tests.support.servers import own_server
 from tests.support.signin import signed_in, signin_link_command
 
 PER_SENDER_LINK = 3
@@ -45,21 +46,9 @@ HTML = {"Accept": "text/html,application/xhtml+xml"}
 _TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def proxied_server(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[..., str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    backend = request.param
-    env = {**TRUST_LOOPBACK, "ANONBOX_LIMIT_SENDER_LINK": f"{PER_SENDER_LINK}/60"}
-    running = Server(
-        database_url_factory(backend),
-        tmp_path_factory.mktemp("senders") / f"{backend}.log",
-        env=env,
-    ).start()
-    yield running
-    running.stop()
+proxied_server = own_server(
+    "proxied_server", {**TRUST_LOOPBACK, "ANONBOX_LIMIT_SENDER_LINK": f"{PER_SENDER_LINK}/60"}
+)
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ from tests.server import Server
 from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
 from tests.support.metrics import scrape, value
+from tests.support.servers import own_server
 
 HTML = {"Accept": "text/html,application/xhtml+xml"}
 SOME_ULID = "01jabcdefghjkmnpqrstvwxyz0"
@@ -209,18 +210,8 @@ def test_a_form_post_with_no_cookie_at_all_is_403(
     assert stored(api, creator) == []
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def limited_server(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    """A server that lets one sender post 2 messages a minute to a link."""
-    log = tmp_path_factory.mktemp("web-logs") / f"limited-{request.param}.log"
-    env = {"ANONBOX_LIMIT_SENDER_LINK": "2/60"}
-    running = Server(database_url_factory(request.param), log, env=env).start(60)
-    yield running
-    running.stop()
+# A server that lets one sender post 2 messages a minute to a link.
+limited_server = own_server("limited_server", {"ANONBOX_LIMIT_SENDER_LINK": "2/60"})
 
 
 def test_rate_limited_is_429_with_retry_after(limited_server: Server) -> None:
