@@ -191,6 +191,21 @@ def server(
     running.stop()
 
 
+@dataclass(frozen=True)
+class ModuleDatabase:
+    backend: str
+    url: str
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def module_database(
+    request: pytest.FixtureRequest, database_url_factory: Callable[..., str]
+) -> ModuleDatabase:
+    """A fresh database of each backend for a module's own servers (the test ids name the
+    backend). One per module: the fixtures of a module that take it share it."""
+    return ModuleDatabase(str(request.param), database_url_factory(request.param))
+
+
 @pytest.fixture
 def api(server: Server) -> Iterator[httpx.Client]:
     with loopback_client(base_url=server.url, timeout=30) as client:

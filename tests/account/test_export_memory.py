@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import psutil
 import pytest
 
 from tests.account.conftest import insert_messages, start_server
-from tests.conftest import make_creator_in
+from tests.conftest import ModuleDatabase, make_creator_in
 from tests.server import Server
 from tests.support.http import loopback_client
 
@@ -27,16 +27,15 @@ MB = 1024 * 1024
 GROWTH_BOUND = 10 * MB
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+@pytest.fixture(scope="module")
 def big(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
+    module_database: ModuleDatabase,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Server]:
     running = start_server(
-        database_url_factory(request.param),
+        module_database.url,
         tmp_path_factory.mktemp("export-memory"),
-        request.param,
+        module_database.backend,
     )
     yield running
     running.stop()

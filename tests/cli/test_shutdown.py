@@ -12,14 +12,13 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from tests.actions import Poster, whole_inbox
-from tests.conftest import Creator, make_creator_in
+from tests.conftest import Creator, ModuleDatabase, make_creator_in
 from tests.server import Server
 
 POSTERS = 6
@@ -141,14 +140,13 @@ def sigterm_under_load(server: Server, creator: Creator) -> Stop:
     return stop
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+@pytest.fixture(scope="module")
 def stop(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
+    module_database: ModuleDatabase,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Stop:
-    backend = request.param
-    url = database_url_factory(backend)
+    backend = module_database.backend
+    url = module_database.url
     logs = tmp_path_factory.mktemp(f"shutdown-{backend}")
     first = Server(url, logs / "stopped.log").start()
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.actions import whole_inbox
-from tests.conftest import Creator, make_creator_in
+from tests.conftest import Creator, ModuleDatabase, make_creator_in
 from tests.core.test_logs import MIGRATION_LOGGERS, request_line
 from tests.core.test_metrics import MESSAGE_ROUTE, requests_counted, scrape, value
 from tests.server import Server
@@ -22,16 +22,15 @@ WORKERS = 2
 START_TIMEOUT = 90.0
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+@pytest.fixture(scope="module")
 def workers(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
+    module_database: ModuleDatabase,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Server]:
-    backend = request.param
+    backend = module_database.backend
     tmp = tmp_path_factory.mktemp(f"workers-{backend}")
     server = Server(
-        database_url_factory(backend),
+        module_database.url,
         tmp / "server.log",
         env={"TMPDIR": str(tmp)},  # where the metric files' directory is made
         args=("--workers", str(WORKERS)),

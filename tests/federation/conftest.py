@@ -12,24 +12,13 @@ import pytest
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.http import loopback_client
+from tests.support.servers import own_server
 
-
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def federating(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    log = tmp_path_factory.mktemp("federation-logs") / f"{request.param}.log"
-    running = Server(
-        database_url_factory(request.param),
-        log,
-        env={"ANONBOX_FEDERATION_ALLOW_PRIVATE": "true", "ANONBOX_FEDERATION_RETRY_SECONDS": "0.2"},
-    )
-    running.extra_env["ANONBOX_PUBLIC_URL"] = running.url  # the port is chosen already
-    running.start(60)
-    yield running
-    running.stop()
+federating = own_server(
+    "federating",
+    {"ANONBOX_FEDERATION_ALLOW_PRIVATE": "true", "ANONBOX_FEDERATION_RETRY_SECONDS": "0.2"},
+    public_url=True,
+)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ key over the body as sent, so they reach what comes after the signature check.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.actions import assert_error
-from tests.conftest import make_creator_in
+from tests.conftest import ModuleDatabase, make_creator_in
 from tests.federation.conftest import followable
 from tests.federation.standin import Remote, follow_of, followers, serving, signed
 from tests.server import Server
@@ -46,17 +46,16 @@ class Target:
     actor_url: str
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+@pytest.fixture(scope="module")
 def target(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
+    module_database: ModuleDatabase,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Target]:
     """A federating anonbox whose inboxes take the fuzzing's volume from one client, a
     followable link, and carol (the stand-in's actor) following it."""
-    log = tmp_path_factory.mktemp("federation-logs") / f"fuzz-{request.param}.log"
+    log = tmp_path_factory.mktemp("federation-logs") / f"fuzz-{module_database.backend}.log"
     running = Server(
-        database_url_factory(request.param),
+        module_database.url,
         log,
         env={
             "ANONBOX_FEDERATION_ALLOW_PRIVATE": "true",

@@ -40,6 +40,7 @@ from anonbox.core.database import connect
 from anonbox.core.ids import new_link_id, new_ulid
 from anonbox.core.settings import Settings
 from tests.actions import assert_error
+from tests.conftest import ModuleDatabase
 from tests.server import Server
 from tests.support.http import loopback_client
 
@@ -850,16 +851,15 @@ def seed(server: Server, http: httpx.Client) -> World:
     return world
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+@pytest.fixture(scope="module")
 def world(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
+    module_database: ModuleDatabase,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[World]:
-    backend = request.param
+    backend = module_database.backend
     log = tmp_path_factory.mktemp("matrix") / f"{backend}.log"
     server = Server(
-        database_url_factory(backend), log, env={"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32"}
+        module_database.url, log, env={"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32"}
     ).start()
     try:
         with loopback_client(base_url=server.url, timeout=30) as http:

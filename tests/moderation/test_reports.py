@@ -4,7 +4,6 @@ the reports (GET /admin/reports)."""
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -16,6 +15,7 @@ from tests.conftest import Creator, make_creator_in
 from tests.moderation.conftest import all_reports, report, report_by_id, resolve
 from tests.server import Server
 from tests.support.http import loopback_client
+from tests.support.servers import own_server
 
 ENVELOPE_KEYS = {"status_code", "message", "data", "metadata"}
 REPORT_KEYS = {
@@ -237,22 +237,15 @@ def test_bad_list_parameters_are_refused(
 # --- limits: reports cannot close a link, and made-up ids cost nothing ---------------------
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def report_limited(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    """Two reports per reporter, three messages a minute per link, behind a proxy."""
-    log = tmp_path_factory.mktemp("report-logs") / f"limited-{request.param}.log"
-    env = {
+# Two reports per reporter, three messages a minute per link, behind a proxy.
+report_limited = own_server(
+    "report_limited",
+    {
         "ANONBOX_LIMIT_REPORT": "2/600",
         "ANONBOX_LIMIT_LINK": "3/60",
         "ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32",
-    }
-    running = Server(database_url_factory(request.param), log, env=env).start(60)
-    yield running
-    running.stop()
+    },
+)
 
 
 def as_from(address: str) -> dict[str, str]:

@@ -9,7 +9,7 @@ import email
 import email.policy
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from email.message import EmailMessage
 from typing import Any
@@ -25,6 +25,7 @@ from tests.server import Server, free_port
 from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
 from tests.support.mail import Mailbox, text_of
+from tests.support.servers import own_server
 from tests.support.signin import signin_link_command
 
 DIGEST_SECONDS = 4  # the "hourly" digest's period here
@@ -62,25 +63,16 @@ def smtp() -> Iterator[tuple[RefusingHandler, int]]:
     controller.stop()
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def noticed(
-    request: pytest.FixtureRequest,
-    smtp: tuple[RefusingHandler, int],
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    log = tmp_path_factory.mktemp("email-notice-logs") / f"{request.param}.log"
-    env = {
-        "ANONBOX_SMTP_URL": f"smtp://127.0.0.1:{smtp[1]}",
+noticed = own_server(
+    "noticed",
+    lambda request: {
+        "ANONBOX_SMTP_URL": f"smtp://127.0.0.1:{request.getfixturevalue('smtp')[1]}",
         "ANONBOX_MAIL_FROM": "anonbox <notices@anonbox.test>",
         "ANONBOX_EMAIL_HOURLY_SECONDS": str(DIGEST_SECONDS),
         "ANONBOX_EMAIL_RETRY_SECONDS": "0.3",
-    }
-    running = Server(database_url_factory(request.param), log, env=env)
-    running.extra_env["ANONBOX_PUBLIC_URL"] = running.url
-    running.start(60)
-    yield running
-    running.stop()
+    },
+    public_url=True,
+)
 
 
 @pytest.fixture

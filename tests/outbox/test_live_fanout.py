@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -17,7 +17,7 @@ import pytest
 from anonbox.auth.sessions import open_session
 from anonbox.core.database import connect
 from anonbox.core.settings import Settings
-from tests.conftest import Creator, make_creator_in
+from tests.conftest import Creator, ModuleDatabase, make_creator_in
 from tests.server import Server
 from tests.support.http import loopback_client
 from tests.support.metrics import scrape, value
@@ -27,18 +27,17 @@ PER_SESSION = 5  # the most streams one sign-in session may hold
 OPENING = 50  # streams being opened at once
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+@pytest.fixture(scope="module")
 def pair(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
+    module_database: ModuleDatabase,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[Server, Server]]:
     """Two instances on one database, each allowing enough connections for the streams."""
-    url = database_url_factory(request.param)
+    url = module_database.url
     logs = tmp_path_factory.mktemp("fanout-logs")
     env = {"ANONBOX_MAX_CONNECTIONS": str(STREAMS + 100)}
-    first = Server(url, logs / f"a-{request.param}.log", env=env).start(60)
-    second = Server(url, logs / f"b-{request.param}.log", env=env).start(60)
+    first = Server(url, logs / f"a-{module_database.backend}.log", env=env).start(60)
+    second = Server(url, logs / f"b-{module_database.backend}.log", env=env).start(60)
     yield first, second
     second.stop()
     first.stop()

@@ -40,7 +40,7 @@ from anonbox.safety.service import MAX_MUTED_WORDS
 from anonbox.web.pages.events import MAX_STREAMS_PER_SESSION
 from anonbox.web.pages.stream import MAX_STREAMS_PER_OVERLAY
 from tests.actions import assert_error
-from tests.conftest import Creator, make_creator_in
+from tests.conftest import Creator, ModuleDatabase, make_creator_in
 from tests.messages.test_concurrency import race, statuses
 from tests.server import Server
 from tests.support.db import execute
@@ -204,16 +204,15 @@ def test_a_burst_of_muted_words_keeps_a_thousand(
 # --- two instances on one database -----------------------------------------------------------
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+@pytest.fixture(scope="module")
 def two_instances(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
+    module_database: ModuleDatabase,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[Server, Server]]:
     """Two ``anonbox serve`` processes on one database, as behind a load balancer (two on
     one SQLite file, as ``--workers 2`` runs)."""
-    url = database_url_factory(request.param)
-    logs = tmp_path_factory.mktemp(f"two-instances-{request.param}")
+    url = module_database.url
+    logs = tmp_path_factory.mktemp(f"two-instances-{module_database.backend}")
     first = Server(url, logs / "first.log").start()
     try:
         second = Server(url, logs / "second.log").start()

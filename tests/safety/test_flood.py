@@ -12,7 +12,7 @@ import datetime
 import hashlib
 import hmac
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -21,7 +21,7 @@ from altcha.v1 import Challenge, ChallengeOptions, create_challenge, solve_chall
 
 from anonbox.core.settings import DEVELOPMENT_SECRET
 from tests.actions import inbox_items
-from tests.conftest import Creator, make_creator_in
+from tests.conftest import Creator, ModuleDatabase, make_creator_in
 from tests.core.test_ratelimit import REDIS_URL, _require_redis
 from tests.messages.test_concurrency import race, statuses
 from tests.safety.conftest import assert_error_from, new_sender
@@ -54,10 +54,9 @@ service_flooded = own_server(
 )
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+@pytest.fixture(scope="module")
 def flooded_pair(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
+    module_database: ModuleDatabase,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[Server, Server]]:
     """Two instances of the flooded configuration sharing one database and one Redis."""
@@ -69,10 +68,11 @@ def flooded_pair(
         "ANONBOX_REDIS_URL": REDIS_URL,
         "ANONBOX_RATE_LIMIT_FAIL": "closed",
     }
-    shared = database_url_factory(request.param)
+    shared = module_database.url
     logs = tmp_path_factory.mktemp("flood-pair-logs")
     pair = tuple(
-        Server(shared, logs / f"{name}-{request.param}.log", env=env) for name in ("a", "b")
+        Server(shared, logs / f"{name}-{module_database.backend}.log", env=env)
+        for name in ("a", "b")
     )
     try:
         for server in pair:  # one after the other: the first migrates the shared database

@@ -5,28 +5,15 @@ may send 8 to a link, a /48 20. Each test runs on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-
 import httpx
-import pytest
 
 from tests.conftest import make_creator_in
 from tests.server import Server
 from tests.support.deployment import TRUST_LOOPBACK
 from tests.support.http import loopback_client
+from tests.support.servers import own_server
 
-
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def strict(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    log = tmp_path_factory.mktemp("network-logs") / f"strict-{request.param}.log"
-    env = {**TRUST_LOOPBACK, "ANONBOX_LIMIT_SENDER_LINK": "2/60"}
-    running = Server(database_url_factory(request.param), log, env=env).start(60)
-    yield running
-    running.stop()
+strict = own_server("strict", {**TRUST_LOOPBACK, "ANONBOX_LIMIT_SENDER_LINK": "2/60"})
 
 
 def post_from(api: httpx.Client, link_id: str, address: str) -> int:

@@ -17,17 +17,19 @@ BACKENDS = ("sqlite", "postgresql")
 
 def own_server(
     name: str,
-    env: dict[str, str] | None = None,
+    env: dict[str, str] | Callable[[pytest.FixtureRequest], dict[str, str]] | None = None,
     *,
     mail: bool = False,
+    public_url: bool = False,
     backends: tuple[str, ...] = BACKENDS,
     before: Callable[[], None] | None = None,
     clean_log: bool = False,
 ) -> Any:
     """A module-scoped fixture called ``name``: one server per backend, started with
-    ``env`` (and the session's SMTP server when ``mail``), stopped after the module.
-    ``before`` runs first (a check that skips); with ``clean_log`` the server's log must
-    hold no traceback once it has stopped."""
+    ``env`` (or what it makes of the fixture's request, to read other fixtures), the
+    session's SMTP server when ``mail`` and its own address as ``ANONBOX_PUBLIC_URL`` when
+    ``public_url``; stopped after the module. ``before`` runs first (a check that skips);
+    with ``clean_log`` the server's log must hold no traceback once it has stopped."""
 
     @pytest.fixture(scope="module", params=list(backends), name=name)
     def started(
@@ -43,8 +45,13 @@ def own_server(
         with ThreadPoolExecutor(1) as pool:
             database_url = pool.submit(database_url_factory, backend).result()
         log = tmp_path_factory.mktemp(name) / f"{backend}.log"
-        extra = {"ANONBOX_SMTP_URL": request.getfixturevalue("smtp_server").url} if mail else {}
-        running = Server(database_url, log, env={**(env or {}), **extra}).start(60)
+        made = env(request) if callable(env) else dict(env or {})
+        if mail:
+            made["ANONBOX_SMTP_URL"] = request.getfixturevalue("smtp_server").url
+        running = Server(database_url, log, env=made)
+        if public_url:
+            running.extra_env["ANONBOX_PUBLIC_URL"] = running.url  # its port is chosen already
+        running.start(60)
         yield running
         running.stop()
         if clean_log:

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -31,6 +31,7 @@ from tests.support.db import execute, query
 from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
 from tests.support.mail import SMTPServer, smtp_server, text_of  # noqa: F401 - fixture
+from tests.support.servers import own_server
 from tests.support.signin import signed_in
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,19 +39,7 @@ LOCALE = ROOT / "src" / "anonbox" / "locale"
 HTML = {"Accept": "text/html"}
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def server(
-    request: pytest.FixtureRequest,
-    smtp_server: SMTPServer,  # noqa: F811
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    log = tmp_path_factory.mktemp("i18n-logs") / f"{request.param}.log"
-    env = {"ANONBOX_SMTP_URL": smtp_server.url, "ANONBOX_MAIL_FROM": "anonbox <me@anonbox.test>"}
-    running = Server(database_url_factory(request.param), log, env=env)
-    running.start(60)
-    yield running
-    running.stop()
+server = own_server("server", {"ANONBOX_MAIL_FROM": "anonbox <me@anonbox.test>"}, mail=True)
 
 
 @pytest.fixture

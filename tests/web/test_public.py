@@ -7,7 +7,7 @@ import html
 import io
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -358,18 +358,11 @@ def test_a_card_is_drawn_once_per_version_however_often_it_is_asked_for(
     assert cards_drawn(api) == before + 2
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def card_limited_server(
-    request: pytest.FixtureRequest,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    """Three cards a minute per client, behind a trusted proxy."""
-    log = tmp_path_factory.mktemp("web-logs") / f"cards-{request.param}.log"
-    env = {"ANONBOX_LIMIT_CARD": "3/60", "ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32"}
-    running = Server(database_url_factory(request.param), log, env=env).start(60)
-    yield running
-    running.stop()
+# Three cards a minute per client, behind a trusted proxy.
+card_limited_server = own_server(
+    "card_limited_server",
+    {"ANONBOX_LIMIT_CARD": "3/60", "ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32"},
+)
 
 
 def test_cards_are_limited_per_client(card_limited_server: Server) -> None:
