@@ -41,6 +41,22 @@ def first_page(
     return list(listed.json()["data"]["items"])
 
 
+def every_item(
+    api: httpx.Client, path: str, params: dict[str, str | int], headers: dict[str, str]
+) -> list[dict[str, Any]]:
+    """Every item of a listing, newest first, following next_cursor to the end."""
+    items: list[dict[str, Any]] = []
+    params = {**params, "limit": 100}
+    while True:
+        page = api.get(path, params=params, headers=headers)
+        assert page.status_code == 200, page.text
+        data = page.json()["data"]
+        items += data["items"]
+        if data["next_cursor"] is None:
+            return items
+        params["cursor"] = data["next_cursor"]
+
+
 def inbox_items(
     api: httpx.Client, creator: Creator, headers: dict[str, str] | None = None
 ) -> list[dict[str, Any]]:

@@ -223,11 +223,14 @@ class Creator:
         return {"X-API-Key": self.api_key}
 
 
-def make_creator_in(database_url: str) -> Creator:
+def make_creator_in(database_url: str, email: str | None = None) -> Creator:
+    """A creator made as a sign-up makes one, with ``email`` (a new address when none is
+    given)."""
+
     async def run() -> Creator:
         db = await connect(database_url)
         try:
-            made = await create_creator(db, email=f"{uuid.uuid4().hex[:10]}@example.com")
+            made = await create_creator(db, email=email or f"{uuid.uuid4().hex[:10]}@example.com")
         finally:
             await db.close()
         return Creator(made.user_id, made.link_id, made.api_key)

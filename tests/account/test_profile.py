@@ -5,7 +5,6 @@ SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import uuid
 from typing import Any
@@ -14,10 +13,8 @@ import httpx
 import pytest
 from PIL import Image
 
-from anonbox.auth.service import create_creator
-from anonbox.core.database import connect
 from tests.actions import assert_error, post_message, post_reply
-from tests.conftest import Creator
+from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 
 PROFILE = "/account/profile"
@@ -25,16 +22,7 @@ PROFILE = "/account/profile"
 
 def creator_with_email(server: Server, email: str) -> Creator:
     """An account made as a sign-up with ``email`` makes it."""
-
-    async def run() -> Creator:
-        db = await connect(server.database_url)
-        try:
-            made = await create_creator(db, email=email)
-        finally:
-            await db.close()
-        return Creator(made.user_id, made.link_id, made.api_key)
-
-    return asyncio.run(run())
+    return make_creator_in(server.database_url, email)
 
 
 def hanako(server: Server) -> Creator:

@@ -12,7 +12,6 @@ Every anonbox server here runs once on SQLite and once on PostgreSQL.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import json
@@ -34,9 +33,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from anonbox.auth.service import create_creator
-from anonbox.core.database import connect
-from tests.conftest import Creator
+from tests.conftest import Creator, make_creator_in
 from tests.server import Server, free_port
 from tests.support.http import loopback_client
 
@@ -499,13 +496,4 @@ def cookie_header_client(base_url: str, cookies: dict[str, str]) -> Iterator[htt
 def make_local_creator(server: Server) -> tuple[Creator, str]:
     """A creator made as ``anonbox creator create`` makes one; returns it and its e-mail."""
     email = f"local-{uuid.uuid4().hex[:10]}@example.org"
-
-    async def run() -> Creator:
-        db = await connect(server.database_url)
-        try:
-            made = await create_creator(db, email=email)
-        finally:
-            await db.close()
-        return Creator(made.user_id, made.link_id, made.api_key)
-
-    return asyncio.run(run()), email
+    return make_creator_in(server.database_url, email), email

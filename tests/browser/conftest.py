@@ -234,6 +234,13 @@ class Site:
     def api(self) -> httpx.Client:
         return loopback_client(base_url=self.url, timeout=30)
 
+    def post_message(self, link_id: str, text: str) -> str:
+        """An anonymous message sent through the API; its id."""
+        with self.api() as api:
+            sent = api.post(f"/message/{link_id}", json={"message_content": text})
+        assert sent.status_code == 201, sent.text
+        return str(sent.json()["data"]["id"])
+
 
 def own_server(name: str, env: dict[str, str], **options: Any) -> Any:
     """A browser test module's own server fixture (``tests.support.servers.own_server``),

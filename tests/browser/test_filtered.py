@@ -12,15 +12,7 @@ from playwright.sync_api import BrowserContext, expect
 
 from tests.browser.conftest import DESKTOP, Site, off_the_loop
 from tests.browser.test_links_page import save_settings
-from tests.support.http import loopback_client
 from tests.support.signin import signin_link_command
-
-
-def post(site: Site, link_id: str, text: str) -> str:
-    with loopback_client(base_url=site.url, timeout=30) as api:
-        sent = api.post(f"/message/{link_id}", json={"message_content": text})
-        assert sent.status_code == 201, sent.text
-        return str(sent.json()["data"]["id"])
 
 
 def test_the_folder_is_seen_restored_from_and_emptied_with_a_confirmation(
@@ -40,9 +32,9 @@ def test_the_folder_is_seen_restored_from_and_emptied_with_a_confirmation(
     page.get_by_role("button", name="Mute word").click()
     expect(page.locator("#muted-words")).to_contain_text(word)
 
-    plain = post(site, link_id, "a plain question")
-    first = post(site, link_id, f"first {word}")
-    second = post(site, link_id, f"second {word}")
+    plain = site.post_message(link_id, "a plain question")
+    first = site.post_message(link_id, f"first {word}")
+    second = site.post_message(link_id, f"second {word}")
     page.goto(f"{site.url}/dashboard/links/{link_id}")
     expect(page.locator("#messages .message-row")).to_have_count(1)
     expect(page.locator(f"#m-{plain}")).to_be_visible()
@@ -77,7 +69,7 @@ def test_the_folder_is_seen_restored_from_and_emptied_with_a_confirmation(
     page.get_by_label("Messages with a muted word").select_option("drop")
     save_settings(page)
     expect(page.get_by_label("Messages with a muted word")).to_have_value("drop")
-    post(site, link_id, f"third {word}")
+    site.post_message(link_id, f"third {word}")
     page.reload()
     expect(page.locator("#filtered-link")).to_have_text("Filtered (0)")
     expect(page.locator("#messages .message-row")).to_have_count(2)
@@ -114,12 +106,12 @@ def test_an_open_inbox_drops_a_message_a_word_muted_in_another_tab_moves(
     link_id = inbox.locator("#inbox").get_attribute("data-link-id")
     assert link_id
     word = f"zqmute{uuid.uuid4().hex[:8]}"
-    kept = post(site, link_id, "nothing muted here")
-    doomed = post(site, link_id, f"this has {word}")
+    kept = site.post_message(link_id, "nothing muted here")
+    doomed = site.post_message(link_id, f"this has {word}")
     inbox.goto(f"{site.url}/dashboard/links/{link_id}")
     expect(inbox.locator("#messages .message-row")).to_have_count(2)
     expect(inbox.locator("#filtered-link")).to_have_text("Filtered (0)")
-    new_one = post(site, link_id, f"and {word} again, arriving live")
+    new_one = site.post_message(link_id, f"and {word} again, arriving live")
     expect(inbox.locator(f"#m-{new_one}")).to_be_visible()
     expect(inbox.locator("#unread-count")).to_have_text("3")
 

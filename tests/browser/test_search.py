@@ -11,15 +11,7 @@ from collections.abc import Callable
 from playwright.sync_api import BrowserContext, expect
 
 from tests.browser.conftest import DESKTOP, Screenshot, Site, off_the_loop
-from tests.support.http import loopback_client
 from tests.support.signin import signin_link_command
-
-
-def send(site: Site, link_id: str, text: str) -> str:
-    with loopback_client(base_url=site.url, timeout=30) as api:
-        sent = api.post(f"/message/{link_id}", json={"message_content": text})
-    assert sent.status_code == 201, sent.text
-    return str(sent.json()["data"]["id"])
 
 
 def test_a_creator_searches_their_inbox(
@@ -29,9 +21,9 @@ def test_a_creator_searches_their_inbox(
     page.goto(off_the_loop(signin_link_command, site.server, f"s-{uuid.uuid4().hex[:10]}@x.org"))
     link_id = page.locator("#inbox").get_attribute("data-link-id")
     assert link_id
-    tower = send(site, link_id, "昨日は東京タワーに行きました")
-    send(site, link_id, "What is your favourite film?")
-    hello = send(site, link_id, "안녕하세요, 반가워요")
+    tower = site.post_message(link_id, "昨日は東京タワーに行きました")
+    site.post_message(link_id, "What is your favourite film?")
+    hello = site.post_message(link_id, "안녕하세요, 반가워요")
     page.reload()
 
     page.get_by_label("Search messages and replies").fill("東京タワー")

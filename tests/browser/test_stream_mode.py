@@ -10,17 +10,9 @@ from collections.abc import Callable
 from playwright.sync_api import BrowserContext, expect
 
 from tests.browser.conftest import Axe, Screenshot, Site, off_the_loop
-from tests.support.http import loopback_client
 from tests.support.signin import signin_link_command
 
 PHONE_360 = {"width": 360, "height": 740}
-
-
-def send(site: Site, link_id: str, text: str) -> str:
-    with loopback_client(base_url=site.url, timeout=30) as api:
-        sent = api.post(f"/message/{link_id}", json={"message_content": text})
-    assert sent.status_code == 201, sent.text
-    return str(sent.json()["data"]["id"])
 
 
 def test_a_creator_shows_questions_on_their_stream_overlay(
@@ -32,7 +24,7 @@ def test_a_creator_shows_questions_on_their_stream_overlay(
     )
     link_id = creator.locator("#inbox").get_attribute("data-link-id")
     assert link_id
-    first = send(site, link_id, "最近ハマっているゲームは何")
+    first = site.post_message(link_id, "最近ハマっているゲームは何")
     creator.reload()
 
     creator.locator(f"#m-{first}").get_by_role("link").click()  # its page
@@ -54,7 +46,7 @@ def test_a_creator_shows_questions_on_their_stream_overlay(
     expect(obs.locator("#question")).to_have_text("最近ハマっているゲームは何")
     expect(obs.locator(".overlay-label")).to_have_text("匿名の質問")  # the creator's language
 
-    second = send(site, link_id, "Favourite song this week?")
+    second = site.post_message(link_id, "Favourite song this week?")
     creator.goto(f"{site.url}/dashboard")
     creator.locator(f"#m-{second}").get_by_role("link").click()
     creator.wait_for_url(f"**/messages/{second}")

@@ -16,22 +16,14 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.maintenance.support import anonbox as run_anonbox
 from tests.server import Server, free_port
 from tests.support.db import query
 from tests.support.http import loopback_get
 
 
 def anonbox(*args: str, database_url: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ANONBOX_DATABASE_URL": database_url}
-    return subprocess.run(
-        [sys.executable, "-m", "anonbox", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_anonbox(*args, database_url=database_url, cwd=cwd, timeout=120)
 
 
 def fresh_email() -> str:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,23 +10,14 @@ from typing import Any
 import httpx
 import pytest
 
-from anonbox.auth.service import create_creator
-from anonbox.core.database import connect
+from tests.actions import every_item
 from tests.cli.test_cli import fresh_email
-from tests.conftest import Creator
+from tests.conftest import Creator, make_creator_in
 from tests.server import Server, anonbox_command_on
 
 
 def creator_with_email(database_url: str, email: str) -> Creator:
-    async def run() -> Creator:
-        db = await connect(database_url)
-        try:
-            made = await create_creator(db, email=email)
-        finally:
-            await db.close()
-        return Creator(made.user_id, made.link_id, made.api_key)
-
-    return asyncio.run(run())
+    return make_creator_in(database_url, email)
 
 
 def make_admin_in(database_url: str) -> Creator:
@@ -60,16 +50,7 @@ def resolve(api: httpx.Client, admin: Creator, report_id: str, action: str) -> h
 
 def all_reports(api: httpx.Client, admin: Creator, status: str) -> list[dict[str, Any]]:
     """Every report with ``status``, newest first, following next_cursor to the end."""
-    items: list[dict[str, Any]] = []
-    params: dict[str, str | int] = {"status": status, "limit": 100}
-    while True:
-        page = api.get("/admin/reports", params=params, headers=admin.headers)
-        assert page.status_code == 200, page.text
-        data = page.json()["data"]
-        items += data["items"]
-        if data["next_cursor"] is None:
-            return items
-        params["cursor"] = data["next_cursor"]
+    return every_item(api, "/admin/reports", {"status": status}, admin.headers)
 
 
 def report_by_id(api: httpx.Client, admin: Creator, report_id: str) -> dict[str, Any]:

@@ -12,7 +12,6 @@ from one session 29 to 50.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import html
 import os
@@ -28,11 +27,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from anonbox.auth.service import MAX_API_KEYS
-from anonbox.auth.sessions import open_session
 from anonbox.core.clock import now_us
-from anonbox.core.database import connect
 from anonbox.core.ids import new_ulid
-from anonbox.core.settings import Settings
 from anonbox.links.service import MAX_LINKS_PER_CREATOR
 from anonbox.notifications.push.service import MAX_DEVICES
 from anonbox.notifications.webhooks.service import MAX_ENDPOINTS
@@ -46,25 +42,10 @@ from tests.server import Server
 from tests.support.db import execute
 from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
-from tests.support.signin import signed_in
+from tests.support.signin import session_token, signed_in
 
 # For the large caps, how far under the cap the burst starts: a burst of three times ten.
 UNDER = 10
-
-
-def session_token(server: Server, user_id: str) -> str:
-    """A sign-in session's access token for ``user_id`` (what the pages' cookie holds, and
-    what managing API keys asks for)."""
-
-    async def open_one() -> str:
-        db = await connect(server.database_url)
-        try:
-            opened = await open_session(db, user_id=user_id, settings=Settings())
-        finally:
-            await db.close()
-        return opened.access_token
-
-    return asyncio.run(open_one())
 
 
 def assert_capped(

@@ -12,6 +12,7 @@ import httpx
 
 from anonbox.auth.service import create_creator, grant_admin
 from anonbox.core.database import connect
+from tests.actions import every_item
 from tests.conftest import Creator
 
 
@@ -65,16 +66,7 @@ def muted_phrases(api: httpx.Client, admin: Admin) -> list[dict[str, Any]]:
 
 def audit_entries(api: httpx.Client, admin: Admin) -> list[dict[str, Any]]:
     """The whole audit log, newest first, following next_cursor to the end."""
-    items: list[dict[str, Any]] = []
-    params: dict[str, str | int] = {"limit": 100}
-    while True:
-        page = api.get("/admin/audit", params=params, headers=admin.headers)
-        assert page.status_code == 200, page.text
-        data = page.json()["data"]
-        items += data["items"]
-        if data["next_cursor"] is None:
-            return items
-        params["cursor"] = data["next_cursor"]
+    return every_item(api, "/admin/audit", {}, admin.headers)
 
 
 def unique_phrase(label: str = "zq") -> str:

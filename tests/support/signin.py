@@ -25,9 +25,9 @@ def signin_link_command(server: Server, email: str) -> str:
     return made.stdout.strip()
 
 
-def signed_in(server: Server, user_id: str, **options: Any) -> httpx.Client:
-    """A browser signed in as ``user_id`` (a sign-in session's cookie), for the pages;
-    ``options`` go to the client (its connection limits, say)."""
+def session_token(server: Server, user_id: str) -> str:
+    """A sign-in session's access token for ``user_id`` (what the pages' cookie holds, and
+    what managing API keys asks for)."""
 
     async def open_one() -> str:
         db = await connect(server.database_url)
@@ -37,7 +37,13 @@ def signed_in(server: Server, user_id: str, **options: Any) -> httpx.Client:
             await db.close()
         return opened.access_token
 
-    token = asyncio.run(open_one())
+    return asyncio.run(open_one())
+
+
+def signed_in(server: Server, user_id: str, **options: Any) -> httpx.Client:
+    """A browser signed in as ``user_id`` (a sign-in session's cookie), for the pages;
+    ``options`` go to the client (its connection limits, say)."""
+    token = session_token(server, user_id)
     return loopback_client(
         base_url=server.url, timeout=30, cookies={"anonbox_session": token}, **options
     )
