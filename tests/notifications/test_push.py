@@ -404,7 +404,7 @@ def test_the_dashboard_page_stores_and_removes_this_device(
         assert "first words" in page.text
         removed = browser.post(
             f"/dashboard/push/subscriptions/{found.group(1)}/delete",
-            data={"csrf_token": token.group(1)},
+            data={"csrf_token": token},
         )
         assert removed.status_code == 303, removed.text
         assert "data-subscription-id" not in browser.get("/dashboard/push").text
