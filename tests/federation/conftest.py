@@ -33,6 +33,12 @@ def followable(api: httpx.Client, creator: Creator) -> None:
     assert made.json()["data"]["fediverse"] is True
 
 
+def open_to_follows(server: Server, api: httpx.Client, creator: Creator) -> tuple[str, str]:
+    """Makes ``creator``'s link followable on ``server``: its actor's URL and its inbox's path."""
+    followable(api, creator)
+    return f"{server.url}/ap/links/{creator.link_id}", f"/ap/links/{creator.link_id}/inbox"
+
+
 @pytest.fixture
 def fed_creator(federating: Server, fed_api: httpx.Client) -> Creator:
     return make_creator_in(federating.database_url)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import make_creator_in
-from tests.federation.conftest import followable, wait_for
+from tests.federation.conftest import open_to_follows, wait_for
 from tests.federation.standin import follow_of, post, serving, signed
 from tests.server import Server
 from tests.support.db import query
@@ -47,9 +47,7 @@ def test_an_accept_waiting_for_a_down_server_survives_sigkill(
     creator = make_creator_in(url)
     with serving() as remote, loopback_client(base_url=first.url, timeout=30) as api:
         remote.inbox_status = 503
-        followable(api, creator)
-        actor_url = f"{first.url}/ap/links/{creator.link_id}"
-        path = f"/ap/links/{creator.link_id}/inbox"
+        actor_url, path = open_to_follows(first, api, creator)
         follow = follow_of(remote, actor_url)
         headers = signed(first, path, follow, key=remote.key, key_id=remote.key_id)
         assert post(api, path, follow, headers).status_code == 202
@@ -79,9 +77,7 @@ def test_without_allow_private_no_loopback_peer_is_read_or_sent_to(
     creator = make_creator_in(url)
     try:
         with serving() as remote, loopback_client(base_url=strict.url, timeout=30) as api:
-            followable(api, creator)
-            actor_url = f"{strict.url}/ap/links/{creator.link_id}"
-            path = f"/ap/links/{creator.link_id}/inbox"
+            actor_url, path = open_to_follows(strict, api, creator)
             follow = follow_of(remote, actor_url)
             headers = signed(strict, path, follow, key=remote.key, key_id=remote.key_id)
             refused = post(api, path, follow, headers)

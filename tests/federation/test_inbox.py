@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from tests.actions import assert_error
 from tests.conftest import Creator, make_creator_in
-from tests.federation.conftest import AP, followable, wait_for
+from tests.federation.conftest import AP, followable, open_to_follows, wait_for
 from tests.federation.standin import (
     Remote,
     _key,
@@ -51,9 +51,7 @@ def test_refuses_unsigned_wrongly_signed_and_stale_follows_and_sends_nothing(
     federating: Server, fed_api: httpx.Client, fed_creator: Creator, remote: Remote
 ) -> None:
     api = fed_api
-    followable(api, fed_creator)
-    actor_url = f"{federating.url}/ap/links/{fed_creator.link_id}"
-    path = f"/ap/links/{fed_creator.link_id}/inbox"
+    actor_url, path = open_to_follows(federating, api, fed_creator)
     follow = follow_of(remote, actor_url)
     before = len(remote.received)
     plain = {"Content-Type": "application/activity+json"}
@@ -77,9 +75,7 @@ def test_a_signed_follow_gets_a_signed_accept_and_a_rotated_key_is_read_again(
     federating: Server, fed_api: httpx.Client, fed_creator: Creator, remote: Remote
 ) -> None:
     api = fed_api
-    followable(api, fed_creator)
-    actor_url = f"{federating.url}/ap/links/{fed_creator.link_id}"
-    path = f"/ap/links/{fed_creator.link_id}/inbox"
+    actor_url, path = open_to_follows(federating, api, fed_creator)
     follow = follow_of(remote, actor_url)
     headers = signed(federating, path, follow, key=remote.key, key_id=remote.key_id)
     answer = post(api, path, follow, headers)
@@ -156,9 +152,7 @@ def test_a_blocked_server_is_refused(
         assert_error(again, 409)
         listed = api.get("/admin/federation/blocked-domains", headers=admin.headers)
         assert [d["domain"] for d in listed.json()["data"]["items"]] == ["127.0.0.2"]
-        followable(api, fed_creator)
-        actor_url = f"{federating.url}/ap/links/{fed_creator.link_id}"
-        path = f"/ap/links/{fed_creator.link_id}/inbox"
+        actor_url, path = open_to_follows(federating, api, fed_creator)
         follow = follow_of(remote, actor_url)
         before = len(remote.received)
         headers = signed(federating, path, follow, key=remote.key, key_id=remote.key_id)
@@ -263,9 +257,7 @@ def test_an_answer_goes_once_to_a_servers_shared_inbox(
     federating: Server, fed_api: httpx.Client, fed_creator: Creator, remote: Remote
 ) -> None:
     api, creator = fed_api, fed_creator
-    followable(api, creator)
-    actor_url = f"{federating.url}/ap/links/{creator.link_id}"
-    path = f"/ap/links/{creator.link_id}/inbox"
+    actor_url, path = open_to_follows(federating, api, creator)
     remote.shared = True
     try:
         for follower in (remote.actor, remote.actor + "2"):

@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from tests.actions import assert_error
 from tests.conftest import Creator, make_creator_in
-from tests.federation.conftest import followable, wait_for
+from tests.federation.conftest import followable, open_to_follows, wait_for
 from tests.federation.standin import Remote, _key, _pem, follow_of, followers, post, serving, signed
 from tests.server import Server
 from tests.support.db import query
@@ -86,9 +86,7 @@ def test_a_document_claiming_to_be_carol_does_not_speak_for_her(
     federating: Server, fed_api: httpx.Client, fed_creator: Creator, remote: Remote
 ) -> None:
     api, creator = fed_api, fed_creator
-    followable(api, creator)
-    actor_url = f"{federating.url}/ap/links/{creator.link_id}"
-    path = f"/ap/links/{creator.link_id}/inbox"
+    actor_url, path = open_to_follows(federating, api, creator)
     carols = follow_of(remote, actor_url)
     followed = _as(federating, api, path, carols, key=remote.key, key_id=remote.key_id)
     assert followed.status_code == 202, followed.text
@@ -150,9 +148,7 @@ def test_only_a_document_served_as_activitypub_is_an_actor(
     federating: Server, fed_api: httpx.Client, fed_creator: Creator, remote: Remote
 ) -> None:
     api, creator = fed_api, fed_creator
-    followable(api, creator)
-    actor_url = f"{federating.url}/ap/links/{creator.link_id}"
-    path = f"/ap/links/{creator.link_id}/inbox"
+    actor_url, path = open_to_follows(federating, api, creator)
     base = f"http://127.0.0.2:{remote.port}/users"
     key = _key()
     for name, media in (
@@ -204,9 +200,7 @@ def test_a_signed_request_counts_once_however_many_times_it_is_sent(
     federating: Server, fed_api: httpx.Client, fed_creator: Creator, remote: Remote
 ) -> None:
     api, creator = fed_api, fed_creator
-    followable(api, creator)
-    actor_url = f"{federating.url}/ap/links/{creator.link_id}"
-    path = f"/ap/links/{creator.link_id}/inbox"
+    actor_url, path = open_to_follows(federating, api, creator)
     follow = follow_of(remote, actor_url)
     headers = signed(federating, path, follow, key=remote.key, key_id=remote.key_id)
     with ThreadPoolExecutor(max_workers=8) as pool:

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from tests.actions import assert_error
 from tests.conftest import ModuleDatabase, make_creator_in
-from tests.federation.conftest import followable
+from tests.federation.conftest import open_to_follows
 from tests.federation.standin import Remote, follow_of, followers, serving, signed
 from tests.server import Server
 from tests.support.http import loopback_client
@@ -67,9 +67,7 @@ def target(
     try:
         with serving() as remote, loopback_client(base_url=running.url, timeout=30) as api:
             creator = make_creator_in(running.database_url)
-            followable(api, creator)
-            path = f"/ap/links/{creator.link_id}/inbox"
-            actor_url = f"{running.url}/ap/links/{creator.link_id}"
+            actor_url, path = open_to_follows(running, api, creator)
             follow = follow_of(remote, actor_url)
             body = json.dumps(follow).encode()
             headers = signed(running, path, body, key=remote.key, key_id=remote.key_id)
