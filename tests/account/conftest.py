@@ -4,7 +4,6 @@ sign-in would issue them, and a creator whose account holds a little of everythi
 from __future__ import annotations
 
 import asyncio
-import base64
 import io
 import secrets
 import sqlite3
@@ -16,8 +15,6 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from PIL import Image
 
 from anonbox.auth.sessions import open_session
@@ -29,6 +26,7 @@ from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.db import query
 from tests.support.http import loopback_client
+from tests.support.push import subscription_body
 
 # Every post comes from a sender of its own (X-Forwarded-For from a trusted 127.0.0.1).
 TRUSTING = {"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32", "ANONBOX_WEBHOOK_ALLOW_PRIVATE": "true"}
@@ -131,18 +129,6 @@ def send(api: httpx.Client, link_id: str, text: str, **headers: str) -> httpx.Re
         json={"message_content": text},
         headers={"X-Forwarded-For": f"10.88.{(n >> 8) & 255}.{n & 255}", **headers},
     )
-
-
-def subscription_body() -> dict[str, Any]:
-    device = ec.generate_private_key(ec.SECP256R1()).public_key()
-    point = device.public_bytes(Encoding.X962, PublicFormat.UncompressedPoint)
-    return {
-        "endpoint": f"https://push.example.org/{uuid.uuid4().hex}",
-        "keys": {
-            "p256dh": base64.urlsafe_b64encode(point).rstrip(b"=").decode(),
-            "auth": base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode(),
-        },
-    }
 
 
 @dataclass

@@ -16,7 +16,6 @@ message comes from a sender of its own: blocks made here silence no other case.
 from __future__ import annotations
 
 import asyncio
-import base64
 import io
 import itertools
 import json
@@ -29,8 +28,6 @@ from typing import Any, Literal
 
 import httpx
 import pytest
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from PIL import Image
 
 from anonbox.auth.service import create_creator, grant_admin
@@ -43,6 +40,7 @@ from tests.actions import assert_error
 from tests.conftest import ModuleDatabase
 from tests.server import Server
 from tests.support.http import loopback_client
+from tests.support.push import subscription_body
 
 SUCCESS_KEYS = {"status_code", "message", "data", "metadata"}
 
@@ -270,19 +268,6 @@ def fresh_webhook(w: World, a: Actor) -> Target:
     made = w.ok("POST", "/webhooks", a.key, json=webhook_body())
     a.identity |= {made["id"], made["url"], made["secret"]}
     return Target({"webhook": made["id"]})
-
-
-def subscription_body() -> dict[str, Any]:
-    """A device's subscription, with a real P-256 key as a browser would make."""
-    device = ec.generate_private_key(ec.SECP256R1()).public_key()
-    point = device.public_bytes(Encoding.X962, PublicFormat.UncompressedPoint)
-    return {
-        "endpoint": f"https://push.example.org/{uuid.uuid4().hex}",
-        "keys": {
-            "p256dh": base64.urlsafe_b64encode(point).rstrip(b"=").decode(),
-            "auth": base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode(),
-        },
-    }
 
 
 def fresh_subscription(w: World, a: Actor) -> Target:

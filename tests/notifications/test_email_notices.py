@@ -5,8 +5,6 @@ sender. Each test runs on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
-import email
-import email.policy
 import time
 import uuid
 from collections.abc import Iterator
@@ -24,7 +22,7 @@ from tests.conftest import Creator, make_creator_in
 from tests.server import Server, free_port
 from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
-from tests.support.mail import Mailbox, text_of
+from tests.support.mail import Mailbox, deliver_into, text_of
 from tests.support.servers import own_server
 from tests.support.signin import signin_link_command
 
@@ -45,12 +43,7 @@ class RefusingHandler:
             self.refuse -= 1
             self.refused += 1
             return "451 4.3.0 Try again later"
-        content = envelope.original_content or envelope.content
-        assert isinstance(content, bytes)
-        parsed = email.message_from_bytes(content, policy=email.policy.default)
-        assert isinstance(parsed, EmailMessage)
-        self.mailbox.deliver(parsed)
-        return "250 Message accepted for delivery"
+        return deliver_into(self.mailbox, envelope)
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,7 @@ from tests.messages.test_concurrency import race, statuses
 from tests.server import Server
 from tests.support.db import execute, query
 from tests.support.http import loopback_client
+from tests.support.pages import article, row
 from tests.support.servers import own_server
 from tests.support.signin import signed_in
 from tests.support.timing import AnswerTimes
@@ -661,20 +662,6 @@ def test_a_follow_up_with_a_muted_word_lands_in_the_folder_answered_as_a_stored_
 # --- the creator's dashboard marks follow-ups ------------------------------------------------
 
 
-def card(page: str, message_id: str) -> str:
-    """The message on its own page."""
-    found = re.search(rf'<article[^>]*data-message-id="{message_id}".*?</article>', page, re.S)
-    assert found, page
-    return found.group(0)
-
-
-def row(page: str, message_id: str) -> str:
-    """The message's line in the inbox's (or search's) list."""
-    found = re.search(rf'<li[^>]*data-message-id="{message_id}".*?</li>', page, re.S)
-    assert found, page
-    return found.group(0)
-
-
 def text_of(markup: str) -> str:
     """What a page says, single-spaced, without its tags."""
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", markup)).split())
@@ -701,18 +688,18 @@ def test_the_dashboard_marks_a_follow_up_with_the_message_it_follows(
             for plain in (original["id"], ordinary["id"]):
                 assert "Follow-up" not in row(page.text, plain)
         opened = browser.get(f"{base}/messages/{follow_up_id}").text
-        marked = card(opened, follow_up_id)
+        marked = article(opened, follow_up_id)
         assert 'class="follow-up' in marked
         assert f'data-follow-up-of="{original["id"]}"' in marked
         assert text_of(marked).count(f"Follow-up to “{excerpt}”") == 1, marked
         assert f'href="{base}/messages/{original["id"]}"' in marked  # it leads there
         for plain in (original["id"], ordinary["id"]):
-            assert "Follow-up" not in card(browser.get(f"{base}/messages/{plain}").text, plain)
+            assert "Follow-up" not in article(browser.get(f"{base}/messages/{plain}").text, plain)
 
         # Its original deleted, the follow-up still says what it is.
         deleted = api.delete(
             f"/message/{creator.link_id}/{original['id']}", headers=creator.headers
         )
         assert deleted.status_code == 200, deleted.text
-        marked = card(browser.get(f"{base}/messages/{follow_up_id}").text, follow_up_id)
+        marked = article(browser.get(f"{base}/messages/{follow_up_id}").text, follow_up_id)
         assert "Follow-up to an earlier message" in text_of(marked)

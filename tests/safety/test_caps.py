@@ -12,9 +12,7 @@ from one session 29 to 50.
 
 from __future__ import annotations
 
-import base64
 import html
-import os
 import re
 import threading
 import uuid
@@ -23,8 +21,6 @@ from typing import Any
 
 import httpx
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 
 from anonbox.auth.service import MAX_API_KEYS
 from anonbox.core.clock import now_us
@@ -42,6 +38,7 @@ from tests.server import Server
 from tests.support.db import execute
 from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
+from tests.support.push import subscription_body
 from tests.support.signin import session_token, signed_in
 
 # For the large caps, how far under the cap the burst starts: a burst of three times ten.
@@ -87,18 +84,7 @@ def test_a_burst_of_webhooks_keeps_ten(api: httpx.Client, creator: Creator) -> N
 
 
 def device(n: int) -> dict[str, Any]:
-    point = (
-        ec.generate_private_key(ec.SECP256R1())
-        .public_key()
-        .public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
-    )
-    return {
-        "endpoint": f"https://push.example.com/push/{n}-{uuid.uuid4().hex}",
-        "keys": {
-            "p256dh": base64.urlsafe_b64encode(point).rstrip(b"=").decode(),
-            "auth": base64.urlsafe_b64encode(os.urandom(16)).rstrip(b"=").decode(),
-        },
-    }
+    return subscription_body(f"https://push.example.com/push/{n}-{uuid.uuid4().hex}")
 
 
 def test_a_burst_of_push_devices_keeps_twenty(api: httpx.Client, creator: Creator) -> None:

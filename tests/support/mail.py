@@ -80,6 +80,16 @@ def signin_link_in(message: EmailMessage) -> str:
     return str(found[0])
 
 
+def deliver_into(mailbox: Mailbox, envelope: Envelope) -> str:
+    """Parses the mail ``envelope`` carries into ``mailbox``; the SMTP server's reply."""
+    content = envelope.original_content or envelope.content
+    assert isinstance(content, bytes)
+    parsed = email.message_from_bytes(content, policy=email.policy.default)
+    assert isinstance(parsed, EmailMessage)
+    mailbox.deliver(parsed)
+    return "250 Message accepted for delivery"
+
+
 class _Handler:
     def __init__(self, mailbox: Mailbox) -> None:
         self.mailbox = mailbox
@@ -93,12 +103,7 @@ class _Handler:
         return "250 OK"
 
     async def handle_DATA(self, server: Any, session: Session, envelope: Envelope) -> str:
-        content = envelope.original_content or envelope.content
-        assert isinstance(content, bytes)
-        parsed = email.message_from_bytes(content, policy=email.policy.default)
-        assert isinstance(parsed, EmailMessage)
-        self.mailbox.deliver(parsed)
-        return "250 Message accepted for delivery"
+        return deliver_into(self.mailbox, envelope)
 
 
 def _authenticator(mailbox: Mailbox) -> Any:

@@ -17,6 +17,7 @@ import pytest
 
 from tests.conftest import IN_CI, POSTGRES_ADMIN_URL
 from tests.server import free_port
+from tests.support.processes import stop
 
 PGBOUNCER = "/usr/sbin/pgbouncer"
 
@@ -96,12 +97,7 @@ def pgbouncer(pool_size: int = 5) -> Iterator[int]:
                 time.sleep(0.05)
         yield listen
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         shutil.rmtree(directory, ignore_errors=True)
 
 

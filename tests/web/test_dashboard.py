@@ -31,6 +31,7 @@ from tests.auth.conftest import (
 from tests.conftest import Creator
 from tests.server import Server
 from tests.support.forms import csrf_of
+from tests.support.pages import article, row
 
 SESSION_COOKIE = "anonbox_session"
 SESSION_REFRESH_COOKIE = "anonbox_session_refresh"
@@ -130,20 +131,6 @@ def browser(make_browser: Callable[[], Browser]) -> Browser:
 def api(servers: dict[str, Server]) -> Iterator[httpx.Client]:
     with http_client(servers["development"].url) as client:
         yield client
-
-
-def row(page: str, message_id: str) -> str:
-    """The message's entry in the inbox's list (a line or two, a link to its page)."""
-    found = re.search(rf'<li[^>]*data-message-id="{message_id}".*?</li>', page, re.S)
-    assert found, page
-    return found.group(0)
-
-
-def article(page: str, message_id: str) -> str:
-    """The message on its own page."""
-    found = re.search(rf'<article[^>]*data-message-id="{message_id}".*?</article>', page, re.S)
-    assert found, page
-    return found.group(0)
 
 
 ROW_IDS = r'<li class="message-row[^"]*" id="m-[0-9a-z]{26}" data-message-id="([0-9a-z]{26})"'
