@@ -10,17 +10,15 @@ stand-in's ``allow``.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 import pytest
 
-from anonbox.core.database import connect
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.db import query
 from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
 from tests.support.mastodon import Mastodon, MastodonAccount
@@ -49,42 +47,42 @@ def misskey() -> Iterator[MisskeyServer]:
     server.stop()
 
 
-def _start(database_url: str, log: Any, env: dict[str, str]) -> Server:
-    server = Server(database_url, log, env=env)
-    # Posts link to the public address: this server's own.
-    server.extra_env.setdefault("ANONBOX_PUBLIC_URL", server.url)
-    return server.start()
-
-
 @pytest.fixture(scope="module")
-def anonbox(
+def start_anonbox(
     backend: str,
     database_url_factory: Callable[[str], str],
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
-    server = _start(
-        database_url_factory(backend),
-        tmp_path_factory.mktemp("fediverse") / f"anonbox-{backend}.log",
+) -> Iterator[Callable[[str, dict[str, str]], Server]]:
+    """Starts an anonbox of the module's backend, called ``name``, with ``env``; all are
+    stopped after the module. Both share ``backend`` so that a test taking two gets one
+    pair per database, not every combination."""
+    started: list[Server] = []
+
+    def start(name: str, env: dict[str, str]) -> Server:
+        log = tmp_path_factory.mktemp("fediverse") / f"{name}-{backend}.log"
+        server = Server(database_url_factory(backend), log, env=env)
+        # Posts link to the public address: this server's own.
+        server.extra_env.setdefault("ANONBOX_PUBLIC_URL", server.url)
+        started.append(server.start())
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def anonbox(start_anonbox: Callable[[str, dict[str, str]], Server]) -> Server:
+    return start_anonbox(
+        "anonbox",
         {"ANONBOX_FEDERATION_ALLOW_PRIVATE": "true", "ANONBOX_WEBHOOK_RETRY_SECONDS": "0.2"},
     )
-    yield server
-    server.stop()
 
 
 @pytest.fixture(scope="module")
-def strict(
-    backend: str,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
+def strict(start_anonbox: Callable[[str, dict[str, str]], Server]) -> Server:
     """An anonbox that may not reach private or loopback addresses (the default)."""
-    server = _start(
-        database_url_factory(backend),
-        tmp_path_factory.mktemp("fediverse") / f"strict-{backend}.log",
-        {},
-    )
-    yield server
-    server.stop()
+    return start_anonbox("strict", {})
 
 
 _OPEN: list[httpx.Client] = []
@@ -162,16 +160,13 @@ def link_account(
 
 
 def count_rows(server: Server, table: str) -> int:
-    async def run() -> int:
-        db = await connect(server.database_url)
-        try:
-            row = await db.fetchrow(f"SELECT COUNT(*) AS n FROM {table}")  # noqa: S608
-        finally:
-            await db.close()
-        assert row is not None
-        return int(row["n"])
+    return int(query(server.database_url, f"SELECT COUNT(*) AS n FROM {table}")[0]["n"])  # noqa: S608
 
-    return asyncio.run(run())
+
+def instance_tokens(server: Server) -> list[str]:
+    """The instance tokens anonbox keeps (read from its database, as only the server may)."""
+    rows = query(server.database_url, "SELECT access_token FROM fediverse_accounts")
+    return [str(r["access_token"]) for r in rows if r["access_token"]]
 
 
 @dataclass

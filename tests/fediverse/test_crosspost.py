@@ -17,6 +17,7 @@ from tests.actions import assert_error, post_message, post_reply
 from tests.conftest import Creator
 from tests.fediverse.conftest import (
     browser,
+    instance_tokens,
     link_account,
     new_creator,
 )
@@ -143,7 +144,7 @@ def test_a_refused_token_disconnects_the_account_and_tells_the_creator(
     linked = api.get("/account/fediverse", headers=creator.headers).json()["data"]["items"]
     assert [item["connected"] for item in linked] == [True]
     # The person revokes anonbox's access at their instance: the token anonbox keeps.
-    for token in _anonbox_tokens(anonbox):
+    for token in instance_tokens(anonbox):
         mastodon.revoke(token)
     message = post_message(api, creator.link_id, "Are you there?")
 
@@ -160,23 +161,6 @@ def test_a_refused_token_disconnects_the_account_and_tells_the_creator(
     assert f"fediverse-disconnected-{linked[0]['id']}" in page.get("/dashboard/account").text
     # Nothing more is posted to it, and turning posting on again needs an account.
     assert_error(patch_link(api, creator, {"crosspost": "unlisted"}), 409, "no_fediverse_account")
-
-
-def _anonbox_tokens(server: Server) -> list[str]:
-    """The instance tokens anonbox keeps (read from its database, as only the server may)."""
-    import asyncio
-
-    from anonbox.core.database import connect
-
-    async def run() -> list[str]:
-        db = await connect(server.database_url)
-        try:
-            rows = await db.fetch("SELECT access_token FROM fediverse_accounts")
-        finally:
-            await db.close()
-        return [str(r["access_token"]) for r in rows if r["access_token"]]
-
-    return asyncio.run(run())
 
 
 def test_turning_posting_on_needs_a_linked_account(anonbox: Server) -> None:
@@ -227,7 +211,7 @@ def test_an_instance_that_is_down_a_moment_gets_the_post_later(
     [note] = wait_for(lambda: misskey.state.notes_of(person))
     assert "Yes, after a retry." in note["text"]
     assert misskey.state.unavailable == 0
-    for token in _anonbox_tokens(anonbox):
+    for token in instance_tokens(anonbox):
         assert token not in anonbox.log()
 
 

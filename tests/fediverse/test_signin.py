@@ -14,6 +14,7 @@ from tests.fediverse.conftest import (
     back_at,
     browser,
     count_rows,
+    instance_tokens,
     link_account,
     new_creator,
     session_of,
@@ -188,7 +189,7 @@ def test_an_account_linked_elsewhere_is_not_taken(anonbox: Server, mastodon: Mas
 
 def test_tokens_stay_on_the_server(anonbox: Server, mastodon: Mastodon) -> None:
     client, _ = signin_with_mastodon(anonbox, mastodon, mastodon.new_account())
-    tokens = [t for t in _tokens(anonbox) if t]
+    tokens = instance_tokens(anonbox)
     assert tokens
 
     export = browser(anonbox).get("/account/export", headers=session_of(client))
@@ -198,22 +199,6 @@ def test_tokens_stay_on_the_server(anonbox: Server, mastodon: Mastodon) -> None:
         assert token not in export.text
         assert token not in page.text
         assert token not in anonbox.log()
-
-
-def _tokens(server: Server) -> list[str]:
-    import asyncio
-
-    from anonbox.core.database import connect
-
-    async def run() -> list[str]:
-        db = await connect(server.database_url)
-        try:
-            rows = await db.fetch("SELECT access_token FROM fediverse_accounts")
-        finally:
-            await db.close()
-        return [str(r["access_token"]) for r in rows]
-
-    return asyncio.run(run())
 
 
 def test_a_miauth_the_person_did_not_allow_signs_nobody_in(
