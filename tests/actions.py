@@ -83,8 +83,11 @@ def reply_items(
     return first_page(api, path, creator.headers if headers is None else headers)
 
 
-def assert_error(response: httpx.Response, status: int, code: str | None = None) -> dict[str, Any]:
-    """The response is the documented error envelope for ``status``; returns the body."""
+def assert_error(
+    response: httpx.Response, status: int, code: str | None = None, *, ip: str = "127.0.0.1"
+) -> dict[str, Any]:
+    """The response is the documented error envelope for ``status``, answering a caller at
+    ``ip`` (a proxied sender's forwarded address, or loopback); returns the body."""
     assert "Traceback" not in response.text, response.text
     assert 'File "' not in response.text, response.text
     assert response.status_code == status, response.text
@@ -103,7 +106,7 @@ def assert_error(response: httpx.Response, status: int, code: str | None = None)
     assert metadata["method"] == response.request.method
     assert metadata["url"] == response.request.url.raw_path.decode("ascii")
     assert isinstance(metadata["execution_time_ms"], int | float)
-    assert metadata["ip"] == "127.0.0.1"
+    assert metadata["ip"] == ip
     assert isinstance(metadata["timestamp"], str)
     assert metadata["timestamp"]
     return body

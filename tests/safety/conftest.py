@@ -19,7 +19,7 @@ import httpx
 from anonbox.core.clock import now_us
 from anonbox.core.database import connect
 from anonbox.core.ids import new_link_id
-from tests.actions import ERROR_KEYS, inbox_items
+from tests.actions import inbox_items
 from tests.conftest import Creator
 
 ULID = re.compile(r"^[0-9a-hjkmnp-tv-z]{26}$")
@@ -158,21 +158,6 @@ def retry_after(response: httpx.Response) -> int:
     assert value.isdigit(), dict(response.headers)
     assert 1 <= int(value) <= 60, value
     return int(value)
-
-
-def assert_error_from(response: httpx.Response, status: int, code: str, ip: str) -> dict[str, Any]:
-    """``tests.actions.assert_error`` for a caller that is not 127.0.0.1 (a proxied sender)."""
-    assert "Traceback" not in response.text, response.text
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"].split(";")[0].strip() == "application/json"
-    body: dict[str, Any] = response.json()
-    assert set(body) == ERROR_KEYS
-    assert body["status_code"] == status
-    assert body["data"] is None
-    assert body["message"].strip()
-    assert body["error"]["code"] == code, body
-    assert body["metadata"]["ip"] == ip
-    return body
 
 
 def kept_ids(api: httpx.Client, creator: Creator) -> list[str]:

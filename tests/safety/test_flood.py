@@ -20,11 +20,11 @@ import pytest
 from altcha.v1 import Challenge, ChallengeOptions, create_challenge, solve_challenge
 
 from anonbox.core.settings import DEVELOPMENT_SECRET
-from tests.actions import inbox_items
+from tests.actions import assert_error, inbox_items
 from tests.conftest import Creator, ModuleDatabase, make_creator_in
 from tests.core.test_ratelimit import REDIS_URL, _require_redis
 from tests.messages.test_concurrency import race, statuses
-from tests.safety.conftest import assert_error_from, new_sender
+from tests.safety.conftest import new_sender
 from tests.server import Server
 from tests.support.deployment import TRUST_LOOPBACK
 from tests.support.http import loopback_client
@@ -97,7 +97,7 @@ def flood(api: httpx.Client, link_id: str, posts: int) -> None:
 
 def challenge_of(response: httpx.Response) -> dict[str, Any]:
     sender = response.request.headers["x-forwarded-for"]
-    body = assert_error_from(response, 429, "proof_of_work_required", sender)
+    body = assert_error(response, 429, "proof_of_work_required", ip=sender)
     challenge: dict[str, Any] = body["error"]["challenge"]
     assert set(challenge) == {"algorithm", "challenge", "maxnumber", "salt", "signature"}
     assert challenge["algorithm"] == "SHA-256"
@@ -268,8 +268,8 @@ def test_forged_expired_and_malformed_proofs_are_refused_never_a_500(flooded: Se
         for proof in forged:
             challenge_of(post(api, creator.link_id, "forged", proof=proof))
         too_long = post(api, creator.link_id, "forged", proof="A" * 2049)
-        assert_error_from(
-            too_long, 400, "validation_failed", too_long.request.headers["x-forwarded-for"]
+        assert_error(
+            too_long, 400, "validation_failed", ip=too_long.request.headers["x-forwarded-for"]
         )
         assert "forged" not in texts(api, creator)
         # The untouched solution still works: none of the above spent it.

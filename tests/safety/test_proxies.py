@@ -17,7 +17,6 @@ from tests.actions import assert_error, post_message
 from tests.conftest import Creator, make_creator_in
 from tests.safety.conftest import (
     Sender,
-    assert_error_from,
     block_sender_of,
     kept_ids,
     new_ipv6_network,
@@ -85,7 +84,7 @@ def test_forwarded_for_from_a_peer_that_is_not_a_trusted_proxy_is_ignored(
             assert response.status_code == 201, response.text
             assert response.json()["metadata"]["ip"] == "127.0.0.2"
         refused = send(untrusted, creator.link_id, "hi", Sender("198.51.100.99"))
-    assert_error_from(refused, 429, "rate_limited", "127.0.0.2")
+    assert_error(refused, 429, "rate_limited", ip="127.0.0.2")
     retry_after(refused)
 
 

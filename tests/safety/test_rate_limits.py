@@ -15,7 +15,6 @@ from tests.actions import assert_error, inbox_items
 from tests.conftest import Creator, make_creator_in
 from tests.safety.conftest import (
     Sender,
-    assert_error_from,
     block_sender_of,
     kept_ids,
     new_sender,
@@ -32,7 +31,7 @@ def refused(response: httpx.Response, sender: Sender | None = None) -> None:
     if sender is None:
         assert_error(response, 429, "rate_limited")
     else:
-        assert_error_from(response, 429, "rate_limited", sender.address)
+        assert_error(response, 429, "rate_limited", ip=sender.address)
     retry_after(response)
 
 
@@ -64,7 +63,7 @@ def test_senders_share_the_rate_of_a_link_past_which_a_proof_of_work_is_asked(
             sent(api, creator.link_id, "one each", new_sender())
         latecomer = new_sender()
         asked = send(api, creator.link_id, "one each", latecomer)
-        body = assert_error_from(asked, 429, "proof_of_work_required", latecomer.address)
+        body = assert_error(asked, 429, "proof_of_work_required", ip=latecomer.address)
         assert body["error"]["challenge"]["algorithm"] == "SHA-256"  # tests/safety/test_flood.py
         # The link's limit is the link's: the same sender may post elsewhere.
         elsewhere = limited_creator(deployment)
