@@ -83,33 +83,19 @@ def test_nothing_about_a_sender_or_a_secret_is_exported(server: Server, api: htt
         f"SELECT sender_hash, sender_network_hash FROM messages WHERE link_id IN ({placeholders})",  # noqa: S608 - placeholders only
         *link_ids,
     )
+
+    def stored(sql: str, *args: Any) -> set[str]:
+        """Every value of the rows ``sql`` reads, but NULLs and empty strings."""
+        return {v for row in query(server.database_url, sql, *args) for v in row.values() if v}
+
     secrets = {value for row in hashes for value in row.values() if value}
-    secrets |= {
-        value
-        for row in query(
-            server.database_url,
-            f"SELECT sender_hash, sender_network_hash FROM filtered_messages WHERE link_id IN ({placeholders})",  # noqa: S608, E501 - placeholders only
-            *link_ids,
-        )
-        for value in row.values()
-        if value
-    }
-    secrets |= {
-        row["key_hash"]
-        for row in query(
-            server.database_url,
-            "SELECT key_hash FROM api_keys WHERE user_id = $1",
-            account.creator.user_id,
-        )
-    }
-    secrets |= {
-        row["sender_hash"]
-        for row in query(
-            server.database_url,
-            "SELECT sender_hash FROM blocks WHERE user_id = $1",
-            account.creator.user_id,
-        )
-    }
+    secrets |= stored(
+        f"SELECT sender_hash, sender_network_hash FROM filtered_messages WHERE link_id IN ({placeholders})",  # noqa: S608, E501 - placeholders only
+        *link_ids,
+    )
+    user_id = account.creator.user_id
+    secrets |= stored("SELECT key_hash FROM api_keys WHERE user_id = $1", user_id)
+    secrets |= stored("SELECT sender_hash FROM blocks WHERE user_id = $1", user_id)
     dropped = query(
         server.database_url, "SELECT id FROM dropped_messages WHERE link_id = $1", link_ids[1]
     )

@@ -36,6 +36,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server, free_port
 from tests.support.http import loopback_client
+from tests.support.processes import stop
 
 CLIENT_ID = "anonbox-tests"
 CLIENT_SECRET = "anonbox-tests-secret"
@@ -129,12 +130,7 @@ def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
             time.sleep(0.1)
         yield Provider(url)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop(process)
 
 
 # --- a relay between anonbox and the provider, to break the provider on purpose --------
@@ -353,40 +349,40 @@ def fleet(
         yield servers
 
 
-@pytest.fixture
-def anonbox(fleet: dict[str, Server], provider: Provider) -> Anonbox:
-    """anonbox trusting the provider directly."""
-    return Anonbox(fleet["direct"], provider)
+def _member(name: str, member: str, doc: str) -> Any:
+    """A fixture called ``name``: the fleet's ``member`` with the provider, as ``Anonbox``."""
+
+    def fixture(fleet: dict[str, Server], provider: Provider) -> Anonbox:
+        return Anonbox(fleet[member], provider)
+
+    fixture.__doc__ = doc
+    return pytest.fixture(name=name)(fixture)
 
 
-@pytest.fixture
-def relayed_anonbox(fleet: dict[str, Server], provider: Provider) -> Anonbox:
-    """anonbox whose provider is reached only through the relay."""
-    return Anonbox(fleet["relayed"], provider)
-
-
-@pytest.fixture
-def short_lived_anonbox(fleet: dict[str, Server], provider: Provider) -> Anonbox:
-    """anonbox whose access tokens and sign-in states live a second or two."""
-    return Anonbox(fleet["short-lived"], provider)
-
-
-@pytest.fixture
-def bounded_anonbox(fleet: dict[str, Server], provider: Provider) -> Anonbox:
-    """anonbox whose sessions end SESSION_MAX_SECONDS after sign-in, however renewed."""
-    return Anonbox(fleet["bounded"], provider)
-
-
-@pytest.fixture
-def forgetful_anonbox(fleet: dict[str, Server], provider: Provider) -> Anonbox:
-    """anonbox whose refresh tokens live a second, so ended sessions are soon forgotten."""
-    return Anonbox(fleet["forgetful"], provider)
-
-
-@pytest.fixture
-def unreachable_provider_anonbox(fleet: dict[str, Server], provider: Provider) -> Anonbox:
-    """anonbox configured with an issuer where nothing listens."""
-    return Anonbox(fleet["unreachable"], provider)
+anonbox = _member("anonbox", "direct", "anonbox trusting the provider directly.")
+relayed_anonbox = _member(
+    "relayed_anonbox", "relayed", "anonbox whose provider is reached only through the relay."
+)
+short_lived_anonbox = _member(
+    "short_lived_anonbox",
+    "short-lived",
+    "anonbox whose access tokens and sign-in states live a second or two.",
+)
+bounded_anonbox = _member(
+    "bounded_anonbox",
+    "bounded",
+    "anonbox whose sessions end SESSION_MAX_SECONDS after sign-in, however renewed.",
+)
+forgetful_anonbox = _member(
+    "forgetful_anonbox",
+    "forgetful",
+    "anonbox whose refresh tokens live a second, so ended sessions are soon forgotten.",
+)
+unreachable_provider_anonbox = _member(
+    "unreachable_provider_anonbox",
+    "unreachable",
+    "anonbox configured with an issuer where nothing listens.",
+)
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from typing import Any
 
 from playwright.sync_api import BrowserContext, expect
 
+from tests.actions import post_reply
 from tests.browser.conftest import PHONE, Screenshot, Site
 from tests.conftest import Creator
 
@@ -22,12 +23,7 @@ def inbox(site: Site, creator: Creator) -> list[dict[str, Any]]:
 
 def reply(site: Site, creator: Creator, message_id: str, text: str) -> None:
     with site.api() as api:
-        answer = api.post(
-            f"/message/{creator.link_id}/{message_id}",
-            json={"message_content": text},
-            headers=creator.headers,
-        )
-    assert answer.status_code == 201, answer.text
+        post_reply(api, creator, message_id, text)
 
 
 def test_send_copy_the_receipt_link_read_the_answer_and_follow_up(

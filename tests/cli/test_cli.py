@@ -26,6 +26,13 @@ def anonbox(*args: str, database_url: str, cwd: Path) -> subprocess.CompletedPro
     return run_anonbox(*args, database_url=database_url, cwd=cwd, timeout=120)
 
 
+def create_creator(email: str, server: Server, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``anonbox creator create --email EMAIL --json`` against ``server``'s database."""
+    return anonbox(
+        "creator", "create", "--email", email, "--json", database_url=server.database_url, cwd=cwd
+    )
+
+
 def fresh_email() -> str:
     return f"cli-{uuid.uuid4().hex[:10]}@example.com"
 
@@ -34,15 +41,7 @@ def test_creator_create_json_prints_a_working_api_key(
     server: Server, api: httpx.Client, tmp_path: Path
 ) -> None:
     email = fresh_email()
-    made = anonbox(
-        "creator",
-        "create",
-        "--email",
-        email,
-        "--json",
-        database_url=server.database_url,
-        cwd=tmp_path,
-    )
+    made = create_creator(email, server, tmp_path)
     assert made.returncode == 0, made.stderr
     lines = made.stdout.strip().splitlines()
     assert len(lines) == 1, made.stdout
@@ -85,25 +84,9 @@ def test_creator_create_same_email_twice_fails_cleanly(server: Server, tmp_path:
 
 def test_email_domain_case_does_not_make_a_second_creator(server: Server, tmp_path: Path) -> None:
     local = f"cli-{uuid.uuid4().hex[:10]}"
-    first = anonbox(
-        "creator",
-        "create",
-        "--email",
-        f"{local}@example.com",
-        "--json",
-        database_url=server.database_url,
-        cwd=tmp_path,
-    )
+    first = create_creator(f"{local}@example.com", server, tmp_path)
     assert first.returncode == 0, first.stderr
-    second = anonbox(
-        "creator",
-        "create",
-        "--email",
-        f"{local}@EXAMPLE.com",
-        "--json",
-        database_url=server.database_url,
-        cwd=tmp_path,
-    )
+    second = create_creator(f"{local}@EXAMPLE.com", server, tmp_path)
     assert second.returncode != 0, f"a second creator for the same mailbox: {second.stdout}"
     assert second.stdout == ""
 
@@ -112,15 +95,7 @@ def test_email_domain_case_does_not_make_a_second_creator(server: Server, tmp_pa
 def test_creator_create_rejects_what_is_not_an_email(
     server: Server, tmp_path: Path, email: str
 ) -> None:
-    made = anonbox(
-        "creator",
-        "create",
-        "--email",
-        email,
-        "--json",
-        database_url=server.database_url,
-        cwd=tmp_path,
-    )
+    made = create_creator(email, server, tmp_path)
     assert made.returncode != 0
     assert made.stdout == ""
     assert made.stderr.strip()

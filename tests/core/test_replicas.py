@@ -20,6 +20,7 @@ import asyncpg
 import httpx
 import pytest
 
+from tests.actions import post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.outbox.test_live_fanout import access_tokens
 from tests.server import Server, anonbox_command_on
@@ -112,15 +113,6 @@ def post_with_receipt(api: httpx.Client, link_id: str, text: str) -> tuple[str, 
     return data["id"], data["receipt"]["token"]
 
 
-def reply(api: httpx.Client, creator: Creator, message_id: str, text: str) -> None:
-    sent = api.post(
-        f"/message/{creator.link_id}/{message_id}",
-        json={"message_content": text},
-        headers=creator.headers,
-    )
-    assert sent.status_code == 201, sent.text
-
-
 def test_public_reads_reach_the_replica_and_the_creator_reads_their_own_writes(
     replicated: Replicated,
 ) -> None:
@@ -130,7 +122,7 @@ def test_public_reads_reach_the_replica_and_the_creator_reads_their_own_writes(
     with loopback_client(base_url=server.url, timeout=30) as api:
         until(lambda: replicated.metric("replicas_usable") == 1, SKIPPED_WITHIN)
         message_id, token = post_with_receipt(api, creator.link_id, "what is new?")
-        reply(api, creator, message_id, "first answer")
+        post_reply(api, creator, message_id, "first answer")
         time.sleep(0.5)  # replayed by now, on an idle machine's loopback
         before = (replicated.replica_transactions(), replicated.metric("replica_queries"))
         for _ in range(5):
@@ -142,7 +134,7 @@ def test_public_reads_reach_the_replica_and_the_creator_reads_their_own_writes(
         # The replica stops replaying: what is written now is on the primary alone.
         cluster.replica_sql("SELECT pg_wal_replay_pause()")
         try:
-            reply(api, creator, message_id, "second answer, written during the pause")
+            post_reply(api, creator, message_id, "second answer, written during the pause")
             # The creator's own reads come from the primary: they show it at once.
             with loopback_client(
                 base_url=server.url, cookies={"anonbox_session": session}, timeout=30
@@ -179,7 +171,7 @@ def test_a_replica_stopped_mid_run_is_skipped_and_no_read_fails(replicated: Repl
     stop = threading.Event()
     with loopback_client(base_url=server.url, timeout=30) as api:
         message_id, token = post_with_receipt(api, creator.link_id, "still there?")
-        reply(api, creator, message_id, "yes")
+        post_reply(api, creator, message_id, "yes")
         until(lambda: replicated.metric("replicas_usable") == 1, SKIPPED_WITHIN)
 
         def read_on() -> None:

@@ -20,10 +20,12 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.actions import post_message, post_reply
 from tests.conftest import Creator
 from tests.federation.conftest import AP, followable, wait_for
 from tests.server import Server, free_port
 from tests.support.http import loopback_client
+from tests.support.processes import stop
 
 PEER_DIR = Path(__file__).resolve().parent.parent / "support" / "fedify"
 FEDIFY_VERSION = "2.3.6"
@@ -95,8 +97,7 @@ def peer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Peer]:
         yield running
         running.http.close()
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop(process)
 
 
 def test_a_fedify_server_follows_receives_answers_and_unfollows(
@@ -122,14 +123,8 @@ def test_a_fedify_server_follows_receives_answers_and_unfollows(
     assert followers["totalItems"] == 1
 
     # An answer: a Create of a Note with the question, the answer, the link and the card.
-    sent = api.post(f"/message/{creator.link_id}", json={"message_content": "Tea or coffee?"})
-    message_id = sent.json()["data"]["id"]
-    replied = api.post(
-        f"/message/{creator.link_id}/{message_id}",
-        json={"message_content": "Genmaicha, always"},
-        headers=creator.headers,
-    )
-    assert replied.status_code == 201, replied.text
+    message_id = post_message(api, creator.link_id, "Tea or coffee?")
+    post_reply(api, creator, message_id, "Genmaicha, always")
     wait_for(lambda: peer.of_type("Create", actor_url))
     create = peer.of_type("Create", actor_url)[0]
     assert create["object_type"].endswith("#Note")

@@ -22,7 +22,7 @@ import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
-from tests.actions import assert_error
+from tests.actions import assert_error, post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.federation.conftest import AP, followable, open_to_follows, wait_for
 from tests.federation.standin import (
@@ -267,14 +267,8 @@ def test_an_answer_goes_once_to_a_servers_shared_inbox(
             )
             assert post(api, path, follow, headers).status_code == 202
         assert followers(api, actor_url) == 2
-        sent = api.post(f"/message/{creator.link_id}", json={"message_content": "Shared?"})
-        message_id = sent.json()["data"]["id"]
-        replied = api.post(
-            f"/message/{creator.link_id}/{message_id}",
-            json={"message_content": "Once per server"},
-            headers=creator.headers,
-        )
-        assert replied.status_code == 201
+        message_id = post_message(api, creator.link_id, "Shared?")
+        post_reply(api, creator, message_id, "Once per server")
 
         def creates() -> list[dict[str, str]]:
             # The remote outlives this test (module-scoped): only this link's Creates.

@@ -220,30 +220,30 @@ def test_a_card_speaks_its_creators_language_to_every_visitor(
     )
 
 
+def webhook_problem(browser: httpx.Client) -> str:
+    """Adds a webhook the notifications domain refuses (not http): the problem the page
+    shows, as written in its markup."""
+    page = browser.get("/dashboard/notifications")
+    refused = browser.post(
+        "/dashboard/webhooks",
+        data={"csrf_token": csrf_of(page.text), "url": "ftp://example.org/hook"},
+    )
+    assert refused.status_code == 400
+    problem = re.search(r'id="webhook-problem" role="alert">([^<]+)<', refused.text)
+    assert problem, refused.text
+    return problem.group(1)
+
+
 def test_a_refusal_from_the_domain_reaches_the_page_in_the_creators_language(
     browser: httpx.Client,
 ) -> None:
     """A webhook URL the notifications domain refuses: an English creator reads why, a
     Japanese one reads the sentence for the refusal's code, never the English message."""
-    page = browser.get("/dashboard/notifications")
-    refused = browser.post(
-        "/dashboard/webhooks",
-        data={"csrf_token": csrf_of(page.text), "url": "ftp://example.org/hook"},
-    )
-    assert refused.status_code == 400
-    english = re.search(r'id="webhook-problem" role="alert">([^<]+)<', refused.text)
-    assert english, refused.text
+    english = webhook_problem(browser)
     choose(browser, "ja")
-    page = browser.get("/dashboard/notifications")
-    refused = browser.post(
-        "/dashboard/webhooks",
-        data={"csrf_token": csrf_of(page.text), "url": "ftp://example.org/hook"},
-    )
-    assert refused.status_code == 400
-    japanese = re.search(r'id="webhook-problem" role="alert">([^<]+)<', refused.text)
-    assert japanese, refused.text
-    assert japanese.group(1) != english.group(1)
-    assert html.unescape(japanese.group(1)) == translations("ja").gettext(
+    japanese = webhook_problem(browser)
+    assert japanese != english
+    assert html.unescape(japanese) == translations("ja").gettext(
         "Check what you sent and try again."
     )
 
