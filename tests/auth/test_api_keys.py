@@ -12,6 +12,7 @@ import pytest
 from tests.actions import assert_error, inbox_ids, post_message, post_reply
 from tests.auth.conftest import Anonbox, SignedIn, http_client, profile, sign_in
 from tests.conftest import Creator
+from tests.support.credentials import refused_credentials
 
 UserAgents = Callable[[str], httpx.Client]
 
@@ -234,12 +235,7 @@ def test_an_api_key_cannot_manage_keys_or_log_out(
     ],
 )
 @pytest.mark.parametrize(
-    "headers",
-    [
-        pytest.param({}, id="no-credential"),
-        pytest.param({"X-API-Key": "anb_" + "0" * 40}, id="unknown-key"),
-        pytest.param({"X-API-Key": "anbs_" + "0" * 40}, id="unknown-token"),
-    ],
+    "headers", refused_credentials("no-credential", "unknown-key", "unknown-token")
 )
 def test_key_management_without_a_valid_credential_is_401(
     anonbox: Anonbox, method: str, path: str, headers: dict[str, str]

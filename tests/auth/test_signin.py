@@ -20,6 +20,7 @@ from tests.auth.conftest import (
     STATE_TTL_SECONDS,
     Anonbox,
     Relay,
+    User,
     callback,
     consent,
     cookie_attributes,
@@ -47,6 +48,17 @@ def assert_signin_refused(response: httpx.Response, status: int = 400) -> None:
 
 
 # --- the flow --------------------------------------------------------------------------
+
+
+def consented(
+    anonbox: Anonbox, new_user_agent: UserAgents, **claims: Any
+) -> tuple[httpx.Client, User, str, str]:
+    """A new user (with ``claims``) consented at the provider, in a fresh browser that started
+    the sign-in: the browser, the user, and the code and state it brings back."""
+    ua = new_user_agent(anonbox.url)
+    user = anonbox.provider.new_user(**claims)
+    code, state = consent(start_signin(ua), user.sub)
+    return ua, user, code, state
 
 
 def test_authorization_url_asks_for_code_with_pkce_state_and_nonce(
@@ -253,9 +265,7 @@ def test_replayed_state_is_refused(anonbox: Anonbox, new_user_agent: UserAgents)
 def test_state_is_spent_even_when_the_provider_refused_the_code(
     anonbox: Anonbox, new_user_agent: UserAgents
 ) -> None:
-    ua = new_user_agent(anonbox.url)
-    user = anonbox.provider.new_user()
-    code, state = consent(start_signin(ua), user.sub)
+    ua, _, code, state = consented(anonbox, new_user_agent)
     binding = ua.cookies[SIGNIN_COOKIE]
 
     assert_signin_refused(callback(ua, "not-a-code-the-provider-issued", state))
@@ -325,9 +335,7 @@ def test_state_from_another_user_agent_is_refused(
 def test_id_token_failing_a_check_is_refused(
     anonbox: Anonbox, new_user_agent: UserAgents, bad_claims: dict[str, Any]
 ) -> None:
-    ua = new_user_agent(anonbox.url)
-    user = anonbox.provider.new_user(**bad_claims)
-    code, state = consent(start_signin(ua), user.sub)
+    ua, _, code, state = consented(anonbox, new_user_agent, **bad_claims)
 
     refused = callback(ua, code, state)
 
@@ -363,9 +371,7 @@ def test_refused_id_token_creates_no_account(anonbox: Anonbox, new_user_agent: U
 def test_tampered_signature_is_refused(
     relayed_anonbox: Anonbox, relay: Relay, new_user_agent: UserAgents
 ) -> None:
-    ua = new_user_agent(relayed_anonbox.url)
-    user = relayed_anonbox.provider.new_user()
-    code, state = consent(start_signin(ua), user.sub)
+    ua, _, code, state = consented(relayed_anonbox, new_user_agent)
     relay.rewrite_id_token = flip_signature_character
 
     assert_signin_refused(callback(ua, code, state))
@@ -374,9 +380,7 @@ def test_tampered_signature_is_refused(
 def test_id_token_signed_with_a_key_the_provider_never_published_is_refused(
     relayed_anonbox: Anonbox, relay: Relay, new_user_agent: UserAgents
 ) -> None:
-    ua = new_user_agent(relayed_anonbox.url)
-    user = relayed_anonbox.provider.new_user()
-    code, state = consent(start_signin(ua), user.sub)
+    ua, _, code, state = consented(relayed_anonbox, new_user_agent)
     relay.rewrite_id_token = resign_with_foreign_key
 
     assert_signin_refused(callback(ua, code, state))
@@ -402,9 +406,7 @@ def test_code_the_provider_rejects_is_refused(anonbox: Anonbox, new_user_agent: 
 def test_provider_down_during_the_code_exchange_is_a_502(
     relayed_anonbox: Anonbox, relay: Relay, new_user_agent: UserAgents
 ) -> None:
-    ua = new_user_agent(relayed_anonbox.url)
-    user = relayed_anonbox.provider.new_user()
-    code, state = consent(start_signin(ua), user.sub)
+    ua, user, code, state = consented(relayed_anonbox, new_user_agent)
     relay.down = True
 
     assert_signin_refused(callback(ua, code, state), 502)
@@ -416,9 +418,7 @@ def test_provider_down_during_the_code_exchange_is_a_502(
 def test_provider_answering_500_at_the_token_endpoint_is_a_502(
     relayed_anonbox: Anonbox, relay: Relay, new_user_agent: UserAgents
 ) -> None:
-    ua = new_user_agent(relayed_anonbox.url)
-    user = relayed_anonbox.provider.new_user()
-    code, state = consent(start_signin(ua), user.sub)
+    ua, _, code, state = consented(relayed_anonbox, new_user_agent)
     relay.token_endpoint_status = 500
 
     assert_signin_refused(callback(ua, code, state), 502)

@@ -9,6 +9,7 @@ import pytest
 
 from tests.actions import assert_error, inbox_items, post_message, post_reply, reply_items
 from tests.conftest import Creator
+from tests.support.credentials import refused_credentials
 
 UNKNOWN_ID = "01aaaaaaaaaaaaaaaaaaaaaaaa"
 
@@ -130,8 +131,7 @@ def test_deleting_the_last_reply_hides_the_message_from_the_public(
 @pytest.mark.parametrize(
     "headers",
     [
-        pytest.param(None, id="no-credential"),
-        pytest.param({"X-API-Key": "anb_" + "d" * 40}, id="unknown-key"),
+        *refused_credentials("no-credential", "unknown-key"),
         pytest.param({"Authorization": "Bearer nonsense"}, id="unknown-bearer"),
     ],
 )
@@ -199,13 +199,7 @@ def test_deleted_message_cannot_be_replied_to_or_liked(api: httpx.Client, creato
     assert inbox(api, creator) == {}
 
 
-@pytest.mark.parametrize(
-    "headers",
-    [
-        pytest.param(None, id="no-credential"),
-        pytest.param({"X-API-Key": "anb_" + "m" * 40}, id="unknown-key"),
-    ],
-)
+@pytest.mark.parametrize("headers", refused_credentials("no-credential", "unknown-key"))
 def test_delete_message_without_a_valid_credential_is_401(
     api: httpx.Client, creator: Creator, headers: dict[str, str] | None
 ) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from tests.actions import assert_error, inbox_item, post_message
 from tests.conftest import Creator
+from tests.support.credentials import refused_credentials
 
 UNKNOWN_MESSAGE_ID = "01aaaaaaaaaaaaaaaaaaaaaaaa"
 CONCURRENT_TOGGLES = 40
@@ -76,12 +77,7 @@ def test_bearer_authorization_toggles_too(api: httpx.Client, creator: Creator) -
 
 
 @pytest.mark.parametrize(
-    "headers",
-    [
-        pytest.param(None, id="no-credential"),
-        pytest.param({"X-API-Key": "anb_" + "q" * 40}, id="unknown-key"),
-        pytest.param({"X-API-Key": ""}, id="empty-key"),
-    ],
+    "headers", refused_credentials("no-credential", "unknown-key", "empty-key")
 )
 def test_toggle_without_a_valid_credential_is_401(
     api: httpx.Client, creator: Creator, headers: dict[str, str] | None

@@ -13,6 +13,7 @@ import pytest
 
 from tests.actions import assert_error, inbox_item, post_message, reply_items
 from tests.conftest import Creator
+from tests.support.credentials import refused_credentials
 
 UNKNOWN_MESSAGE_ID = "01aaaaaaaaaaaaaaaaaaaaaaaa"
 
@@ -94,13 +95,9 @@ def test_reply_count_in_inbox_increments(api: httpx.Client, creator: Creator) ->
 
 @pytest.mark.parametrize(
     "headers",
-    [
-        pytest.param(None, id="no-credential"),
-        pytest.param({"X-API-Key": "anb_" + "x" * 40}, id="unknown-key"),
-        pytest.param({"X-API-Key": "not-a-key"}, id="garbage-key"),
-        pytest.param({"Authorization": "Bearer anb_" + "y" * 40}, id="unknown-bearer"),
-        pytest.param({"Authorization": "Basic dXNlcjpwYXNz"}, id="basic-scheme"),
-    ],
+    refused_credentials(
+        "no-credential", "unknown-key", "garbage-key", "unknown-bearer", "basic-scheme"
+    ),
 )
 def test_reply_without_a_valid_credential_is_401(
     api: httpx.Client, creator: Creator, headers: dict[str, str] | None

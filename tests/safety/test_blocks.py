@@ -33,6 +33,7 @@ from tests.safety.conftest import (
     utc_instant,
 )
 from tests.support.admin import make_account
+from tests.support.credentials import refused_credentials
 from tests.support.deployment import Deployment
 
 SOME_ULID = "01jabcdefghjkmnpqrstvwxyz0"
@@ -326,13 +327,7 @@ def test_a_site_wide_block_moves_none_of_the_senders_waiting_messages(
 # --- refusals -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "headers",
-    [
-        pytest.param({}, id="no-credential"),
-        pytest.param({"X-API-Key": "anb_" + "x" * 40}, id="unknown-key"),
-    ],
-)
+@pytest.mark.parametrize("headers", refused_credentials("no-credential", "unknown-key"))
 def test_blocks_need_a_credential(
     api: httpx.Client, creator: Creator, headers: dict[str, str]
 ) -> None:

@@ -11,6 +11,7 @@ import pytest
 from tests.actions import assert_error, inbox_ids, post_message, post_reply, reply_items
 from tests.conftest import Creator
 from tests.safety.conftest import add_link, new_sender, sent
+from tests.support.credentials import refused_credentials
 from tests.support.deployment import Deployment
 
 
@@ -88,13 +89,7 @@ def test_a_message_whose_reply_was_deleted_is_unanswered_again(
     assert inbox_ids(api, creator) == []
 
 
-@pytest.mark.parametrize(
-    "headers",
-    [
-        pytest.param({}, id="no-credential"),
-        pytest.param({"X-API-Key": "anb_" + "x" * 40}, id="unknown-key"),
-    ],
-)
+@pytest.mark.parametrize("headers", refused_credentials("no-credential", "unknown-key"))
 def test_clean_up_needs_a_credential(
     api: httpx.Client, creator: Creator, headers: dict[str, str]
 ) -> None:
