@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import pytest
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import connect
@@ -28,7 +27,6 @@ from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.admin import make_account
 from tests.support.db import execute, query
-from tests.support.http import loopback_client
 from tests.support.servers import own_server
 from tests.support.signin import signed_in
 
@@ -38,17 +36,6 @@ _addresses = itertools.count(1)
 
 
 server = own_server("server", {"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32"})
-
-
-@pytest.fixture
-def api(server: Server) -> Iterator[httpx.Client]:
-    with loopback_client(base_url=server.url, timeout=30) as client:
-        yield client
-
-
-@pytest.fixture
-def creator(server: Server) -> Creator:
-    return make_creator_in(server.database_url)
 
 
 def new_sender() -> str:

@@ -13,7 +13,6 @@ import re
 import secrets
 import threading
 import uuid
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
@@ -25,7 +24,7 @@ from anonbox.core.clock import now_us
 from anonbox.core.database import connect
 from anonbox.receipts.repository import purge as purge_receipts
 from tests.actions import assert_error, inbox_items, post_reply, reply_items
-from tests.conftest import Creator, make_creator_in
+from tests.conftest import Creator
 from tests.messages.test_concurrency import race, statuses
 from tests.server import Server
 from tests.support.db import execute, query
@@ -45,14 +44,10 @@ site = own_server("site", {"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32"}, clean_log
 
 
 @pytest.fixture
-def api(site: Server) -> Iterator[httpx.Client]:
-    with loopback_client(base_url=site.url, timeout=30) as client:
-        yield client
-
-
-@pytest.fixture
-def creator(site: Server) -> Creator:
-    return make_creator_in(site.database_url)
+def server(site: Server) -> Server:
+    """The module's server, as the root conftest's ``api``, ``make_creator`` and ``creator``
+    take it."""
+    return site
 
 
 def new_sender() -> dict[str, str]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import quote
@@ -52,9 +51,9 @@ proxied_server = own_server(
 
 
 @pytest.fixture
-def api(proxied_server: Server) -> Iterator[httpx.Client]:
-    with loopback_client(base_url=proxied_server.url, timeout=30) as client:
-        yield client
+def server(proxied_server: Server) -> Server:
+    """The module's server, as the root conftest's ``api`` and ``creator`` take it."""
+    return proxied_server
 
 
 @dataclass(frozen=True)
@@ -94,6 +93,13 @@ def signed_in_only(api: httpx.Client, creator: Creator) -> None:
     )
     assert changed.status_code == 200, changed.text
     assert changed.json()["data"]["senders"] == "signed_in"
+
+
+def signed_in_only_creator(api: httpx.Client, server: Server) -> Creator:
+    """A new creator whose link takes messages from signed-in senders only."""
+    creator = make_creator_in(server.database_url)
+    signed_in_only(api, creator)
+    return creator
 
 
 def post(
@@ -142,8 +148,7 @@ def test_the_setting_round_trips_and_a_bad_value_is_refused(
 def test_a_signed_out_sender_gets_401_sign_in_required_and_nothing_is_stored(
     api: httpx.Client, proxied_server: Server
 ) -> None:
-    creator = make_creator_in(proxied_server.database_url)
-    signed_in_only(api, creator)
+    creator = signed_in_only_creator(api, proxied_server)
 
     refused = post(api, creator.link_id, "from nobody")
     body = assert_error(refused, 401, "sign_in_required")
@@ -161,8 +166,7 @@ def test_a_signed_out_sender_gets_401_sign_in_required_and_nothing_is_stored(
 def test_a_signed_in_sender_is_stored_and_the_creator_cannot_tell_who(
     api: httpx.Client, proxied_server: Server
 ) -> None:
-    creator = make_creator_in(proxied_server.database_url)
-    signed_in_only(api, creator)
+    creator = signed_in_only_creator(api, proxied_server)
     sender = new_account(proxied_server)
 
     sent = []
@@ -203,8 +207,7 @@ def test_a_link_for_anyone_ignores_no_one(api: httpx.Client, proxied_server: Ser
 def test_blocking_a_signed_in_message_blocks_the_account_from_any_network(
     api: httpx.Client, proxied_server: Server
 ) -> None:
-    creator = make_creator_in(proxied_server.database_url)
-    signed_in_only(api, creator)
+    creator = signed_in_only_creator(api, proxied_server)
     blocked, other = new_account(proxied_server), new_account(proxied_server)
     home, away = new_sender(), new_sender()  # two addresses, each in its own /24
 
@@ -246,8 +249,7 @@ def test_a_follow_up_there_needs_a_credential_and_is_judged_by_the_account(
     """A receipt's follow-up on a link for signed-in senders is a post there: refused
     signed out, and known to the gate by its account, so that the account's block holds
     for it from any network, whichever of its messages the block was made from."""
-    creator = make_creator_in(proxied_server.database_url)
-    signed_in_only(api, creator)
+    creator = signed_in_only_creator(api, proxied_server)
     sender = new_account(proxied_server)
     home, away, elsewhere = new_sender(), new_sender(), new_sender()
 
@@ -271,8 +273,7 @@ def test_a_follow_up_there_needs_a_credential_and_is_judged_by_the_account(
 def test_the_receipt_page_asks_a_signed_out_sender_to_sign_in_for_the_follow_up(
     api: httpx.Client, proxied_server: Server
 ) -> None:
-    creator = make_creator_in(proxied_server.database_url)
-    signed_in_only(api, creator)
+    creator = signed_in_only_creator(api, proxied_server)
     sender = new_account(proxied_server)
     token = receipt_of(api, creator, "from the page", {**sender.bearer, **new_sender().headers})
     page = api.get(f"/r/{token}", headers=HTML)
@@ -297,8 +298,7 @@ def test_the_receipt_page_asks_a_signed_out_sender_to_sign_in_for_the_follow_up(
 def test_parallel_posts_from_one_account_share_its_per_sender_limit(
     api: httpx.Client, proxied_server: Server
 ) -> None:
-    creator = make_creator_in(proxied_server.database_url)
-    signed_in_only(api, creator)
+    creator = signed_in_only_creator(api, proxied_server)
     sender = new_account(proxied_server)
     attempts = PER_SENDER_LINK + 5
     addresses = [new_sender() for _ in range(attempts)]  # each post from another /24
@@ -320,8 +320,7 @@ def test_parallel_posts_from_one_account_share_its_per_sender_limit(
 def test_the_send_page_asks_a_signed_out_visitor_to_sign_in_and_comes_back(
     api: httpx.Client, proxied_server: Server
 ) -> None:
-    creator = make_creator_in(proxied_server.database_url)
-    signed_in_only(api, creator)
+    creator = signed_in_only_creator(api, proxied_server)
     page = api.get(f"/{creator.link_id}", headers=HTML)
     assert page.status_code == 200
     signin = f"/signin?next={quote('/' + creator.link_id, safe='')}"

@@ -25,7 +25,7 @@ from anonbox.account.avatar import AvatarRef, picture
 from anonbox.core.i18n import translations
 from anonbox.web.cards.draw import CardLabels, render_link_card
 from tests.actions import post_message, post_reply
-from tests.conftest import Creator, make_creator_in
+from tests.conftest import Creator
 from tests.server import Server
 from tests.support.db import execute, query
 from tests.support.forms import csrf_of
@@ -43,19 +43,8 @@ server = own_server("server", {"ANONBOX_MAIL_FROM": "anonbox <me@anonbox.test>"}
 
 
 @pytest.fixture
-def creator(server: Server) -> Creator:
-    return make_creator_in(server.database_url)
-
-
-@pytest.fixture
 def browser(server: Server, creator: Creator) -> Iterator[httpx.Client]:
     with signed_in(server, creator.user_id) as client:
-        yield client
-
-
-@pytest.fixture
-def api(server: Server) -> Iterator[httpx.Client]:
-    with loopback_client(base_url=server.url, timeout=30) as client:
         yield client
 
 
