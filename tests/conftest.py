@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import socket
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,13 +23,13 @@ from anonbox.auth.service import create_creator
 from anonbox.core.database import connect
 from tests.server import Server, anonbox_command_on
 from tests.support.http import loopback_client
+from tests.support.services import answers, missing
 
 pytest_plugins = ["tests.support.mail", "tests.support.deployment"]
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "ANONBOX_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
 )
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
 # pytest-xdist runs the tests in several processes (`make test`, --dist loadgroup). A
@@ -82,22 +81,9 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
                 fixturedef.finish(item._request)  # type: ignore[attr-defined]
 
 
-def _postgres_reachable() -> bool:
-    host_port = POSTGRES_ADMIN_URL.split("@", 1)[-1].split("/", 1)[0]
-    host, _, port = host_port.partition(":")
-    try:
-        with socket.create_connection((host, int(port or 5432)), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 def _require_postgres() -> None:
-    if _postgres_reachable():
-        return
-    if IN_CI:
-        pytest.fail(f"PostgreSQL is required in CI but {POSTGRES_ADMIN_URL} does not answer")
-    pytest.skip(f"PostgreSQL not reachable at {POSTGRES_ADMIN_URL} (required when CI=true)")
+    if not answers(POSTGRES_ADMIN_URL, 5432):
+        missing(f"PostgreSQL not reachable at {POSTGRES_ADMIN_URL} (required when CI=true)")
 
 
 def _migrate(url: str) -> None:

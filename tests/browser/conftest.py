@@ -59,10 +59,11 @@ from playwright.sync_api import Request as BrowserRequest
 
 from tests.auth.conftest import Provider, signin_env
 from tests.auth.conftest import provider as provider  # the same fixture, re-exported here
-from tests.conftest import IN_CI, Creator
+from tests.conftest import Creator
 from tests.server import Server, anonbox_command_on
 from tests.support import servers
 from tests.support.http import loopback_client
+from tests.support.services import IN_CI
 
 CHROMIUM = Path(os.environ.get("ANONBOX_TEST_CHROMIUM", "/usr/bin/chromium-headless-shell"))
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
@@ -74,6 +75,23 @@ T = TypeVar("T")
 # Pages wait on a live stream polled each second and on Swagger UI parsing a large
 # document: give slow CI machines room beyond Playwright's 5 s default.
 expect.set_options(timeout=10_000)
+
+
+def account_pages(base: str) -> list[tuple[str, str]]:
+    """The pages every signed-in creator (an admin here) has, named as screenshots name
+    them; ``base`` is the dashboard of one of their links."""
+    return [
+        ("filtered", f"{base}/filtered"),
+        ("links", "/dashboard/links"),
+        ("confirm-unanswered", f"{base}/unanswered/delete"),
+        ("account", "/dashboard/account"),
+        ("confirm-account-delete", "/dashboard/account/delete"),
+        ("notifications", "/dashboard/notifications"),
+        ("push", "/dashboard/push"),
+        ("admin-queue", "/admin"),
+        ("admin-phrases", "/admin/phrases"),
+        ("admin-audit", "/admin/log"),
+    ]
 
 
 def off_the_loop(function: Callable[..., T], *args: Any) -> T:

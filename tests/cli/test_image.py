@@ -28,9 +28,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import IN_CI
 from tests.server import free_port
 from tests.support.http import loopback_client
+from tests.support.services import IN_CI
 
 pytestmark = pytest.mark.slow
 

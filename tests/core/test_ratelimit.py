@@ -8,13 +8,10 @@ run. Each test counts under its own Redis key prefix and deletes it afterwards.
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
 import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 import pytest
 import redis.asyncio
@@ -29,29 +26,11 @@ from anonbox.core.ratelimit import (
     rate_limiter_from_settings,
     redis_client,
 )
-from tests.conftest import IN_CI
+from tests.support.services import REDIS_URL, require_redis
 
-REDIS_URL = os.environ.get("ANONBOX_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 NOTHING_LISTENS_URL = "redis://127.0.0.1:1/0"
 
 Checks = Sequence[tuple[Limit, str]]
-
-
-def _redis_reachable() -> bool:
-    parts = urlsplit(REDIS_URL)
-    try:
-        with socket.create_connection((parts.hostname, parts.port or 6379), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
-def _require_redis() -> None:
-    if _redis_reachable():
-        return
-    if IN_CI:
-        pytest.fail(f"Redis is required in CI but {REDIS_URL} does not answer")
-    pytest.skip(f"Redis not reachable at {REDIS_URL} (required when CI=true)")
 
 
 async def _redis_keys(prefix: str) -> dict[str, int]:
@@ -86,7 +65,7 @@ class Backend:
 
 
 def _redis_backend() -> Iterator[Backend]:
-    _require_redis()
+    require_redis()
     backend = Backend("redis", f"anonbox:rl:test-{uuid.uuid4().hex[:12]}:")
     yield backend
     asyncio.run(_delete_redis_keys(backend.prefix))

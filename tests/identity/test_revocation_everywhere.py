@@ -21,11 +21,11 @@ from anonbox.auth.service import create_creator
 from anonbox.auth.sessions import open_session
 from anonbox.core.database import connect
 from anonbox.core.settings import Settings
-from tests.core.test_ratelimit import REDIS_URL, _require_redis
 from tests.server import Server
 from tests.support.db import query
 from tests.support.http import loopback_client
 from tests.support.metrics import scrape, value
+from tests.support.services import REDIS_URL, require_redis
 
 WITHIN_SECONDS = 1.0
 START_TIMEOUT = 90.0
@@ -46,7 +46,7 @@ def pair(
     deployment = str(request.param)
     env: dict[str, str] = {}
     if deployment == "postgresql+redis":
-        _require_redis()
+        require_redis()
         env = {"ANONBOX_REDIS_URL": REDIS_URL}
     url = database_url_factory(deployment.split("+")[0])
     logs = tmp_path_factory.mktemp(f"revocation-{deployment}")

@@ -22,13 +22,13 @@ from altcha.v1 import Challenge, ChallengeOptions, create_challenge, solve_chall
 from anonbox.core.settings import DEVELOPMENT_SECRET
 from tests.actions import assert_error, inbox_items
 from tests.conftest import Creator, ModuleDatabase, make_creator_in
-from tests.core.test_ratelimit import REDIS_URL, _require_redis
 from tests.messages.test_concurrency import race, statuses
 from tests.safety.conftest import new_sender
 from tests.server import Server
 from tests.support.deployment import TRUST_LOOPBACK
 from tests.support.http import loopback_client
 from tests.support.servers import own_server
+from tests.support.services import REDIS_URL, require_redis
 
 LINK_RATE = 4  # posts a minute before a link is under a flood
 LEAST_NUMBERS = 2000  # the least difficulty, small so that tests solve fast
@@ -60,7 +60,7 @@ def flooded_pair(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[Server, Server]]:
     """Two instances of the flooded configuration sharing one database and one Redis."""
-    _require_redis()
+    require_redis()
     env = {
         **TRUST_LOOPBACK,
         "ANONBOX_LIMIT_LINK": f"{LINK_RATE}/60",

@@ -26,9 +26,9 @@ import httpx
 import pytest
 
 from tests.conftest import Creator, make_creator_in
-from tests.core.test_ratelimit import REDIS_URL, _redis_reachable, _require_redis
 from tests.server import Server, free_port
 from tests.support.http import loopback_client
+from tests.support.services import REDIS_URL, redis_reachable, require_redis
 
 TRUST_LOOPBACK = {"ANONBOX_TRUSTED_PROXIES": "127.0.0.1/32"}
 # The limited server: 3 posts per sender per link, 5 per sender, 6 per link (each a minute).
@@ -89,7 +89,7 @@ def deployment(
 
     dead_redis = {"ANONBOX_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}
     pair = None
-    if _redis_reachable():
+    if redis_reachable():
         shared = database_url_factory(backend)
         redis = {
             "ANONBOX_REDIS_URL": REDIS_URL,
@@ -137,7 +137,7 @@ def deployment(
 def redis_pair(deployment: Deployment) -> tuple[Server, Server]:
     """Two instances sharing one database and one Redis (required in CI)."""
     if deployment.redis_pair is None:
-        _require_redis()
+        require_redis()
         pytest.fail("Redis answers now, but did not when the servers were started")
     return deployment.redis_pair
 

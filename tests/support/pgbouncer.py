@@ -13,11 +13,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-
-from tests.conftest import IN_CI, POSTGRES_ADMIN_URL
+from tests.conftest import POSTGRES_ADMIN_URL
 from tests.server import free_port
 from tests.support.processes import stop
+from tests.support.services import missing
 
 PGBOUNCER = "/usr/sbin/pgbouncer"
 
@@ -34,10 +33,7 @@ def require_pgbouncer() -> str:
         )
         found = PGBOUNCER if Path(PGBOUNCER).exists() else None
     if found is None:
-        message = "pgbouncer is not installed (apt-get install pgbouncer)"
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
+        missing("pgbouncer is not installed (apt-get install pgbouncer)")
     return found
 
 

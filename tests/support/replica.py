@@ -15,10 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
-from tests.conftest import IN_CI
 from tests.server import free_port
+from tests.support.services import missing
 
 
 def postgres_bin() -> Path:
@@ -28,10 +26,7 @@ def postgres_bin() -> Path:
         key=lambda path: int(Path(path).parent.parent.name),
     )
     if not found:
-        message = "PostgreSQL's server programs are not installed (apt-get install postgresql)"
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
+        missing("PostgreSQL's server programs are not installed (apt-get install postgresql)")
     return Path(found[-1]).parent
 
 
