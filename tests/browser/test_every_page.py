@@ -19,7 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
-import httpx
 import pytest
 from playwright.sync_api import BrowserContext, Page
 
@@ -29,17 +28,23 @@ from tests.browser.conftest import (
     PHONE,
     Axe,
     Screenshot,
+    account_pages,
     off_the_loop,
     own_server,
+)
+from tests.browser.furnished import (
+    leaving_account,
+    mail_pages,
+    post_from,
+    receipt_and_gone_link,
 )
 from tests.conftest import Creator
 from tests.server import Server
 from tests.support.admin import Admin, make_account
 from tests.support.db import execute
-from tests.support.forms import csrf_of
 from tests.support.http import loopback_client, loopback_get
-from tests.support.mail import SMTPServer, smtp_server, text_of
-from tests.support.signin import signed_in_browser, signin_link_command
+from tests.support.mail import SMTPServer, smtp_server
+from tests.support.signin import signin_link_command
 
 __all__ = ["smtp_server"]  # the fixture, used here
 
@@ -84,51 +89,6 @@ class World:
         return self.admin.creator
 
 
-def _post(api: httpx.Client, link_id: str, text: str, n: int, **params: str) -> httpx.Response:
-    sent = api.post(
-        f"/message/{link_id}",
-        params=params,
-        json={"message_content": text},
-        headers={"X-Forwarded-For": f"10.77.{n // 250}.{n % 250 + 1}"},
-    )
-    assert sent.status_code == 201, sent.text
-    return sent
-
-
-def _path_of(url: str) -> str:
-    return "/" + url.split("/", 3)[3]
-
-
-def _mail_pages(full: Server, mailbox: SMTPServer, api: httpx.Client) -> tuple[str, str]:
-    """A creator who asks for e-mail notices: the confirmation link mailed to them, and
-    the unsubscribe link of the first notice."""
-    mailed = off_the_loop(lambda: make_account(full.database_url, admin=False))
-    chosen = api.put("/notifications/email", json={"mode": "immediately"}, headers=mailed.headers)
-    assert chosen.status_code == 200, chosen.text
-    confirmation = mailbox.mailbox.wait_for(mailed.email)
-    [confirm] = [w for w in text_of(confirmation).split() if "/email/confirm?" in w]
-    assert api.get(_path_of(confirm)).status_code == 200
-    _post(api, mailed.creator.link_id, "Do notices arrive?", 901)
-    notice = mailbox.mailbox.wait_for(mailed.email, count=2)
-    unsubscribe = str(notice["List-Unsubscribe"]).strip("<>")
-    return _path_of(confirm), _path_of(unsubscribe)
-
-
-def _leaving(full: Server) -> str:
-    """An account whose owner asked for its deletion, through the pages."""
-    leaving = off_the_loop(lambda: make_account(full.database_url, admin=False))
-    browser = signed_in_browser(full, leaving.email)
-    try:
-        token = csrf_of(browser.get("/dashboard/account/delete").text)
-        done = browser.post(
-            "/dashboard/account/delete", data={"csrf_token": token, "confirm": "yes"}
-        )
-        assert done.status_code == 200, done.text
-    finally:
-        browser.close()
-    return leaving.email
-
-
 @pytest.fixture(scope="module")
 def world(full: Server, smtp_server: SMTPServer) -> World:
     """An admin creator with a full first inbox page of long messages (some answered,
@@ -138,7 +98,8 @@ def world(full: Server, smtp_server: SMTPServer) -> World:
     creator = admin.creator
     with loopback_client(base_url=full.url, timeout=30) as api:
         ids = [
-            _post(api, creator.link_id, f"{i}. {LONG}", i).json()["data"]["id"] for i in range(24)
+            post_from(api, creator.link_id, f"{i}. {LONG}", i).json()["data"]["id"]
+            for i in range(24)
         ]
         for message_id in ids[-6:]:
             post_reply(api, creator, message_id, LONG_REPLY)
@@ -147,14 +108,10 @@ def world(full: Server, smtp_server: SMTPServer) -> World:
         assert liked.status_code in {200, 201}, liked.text
         reported = api.post(f"/message/{creator.link_id}/{ids[0]}/report", json={"reason": "spam"})
         assert reported.status_code == 201, reported.text
-        sent = _post(api, creator.link_id, "Will you answer this one?", 900, receipt="true")
-        receipt = "/r/" + sent.json()["data"]["receipt"]["token"]
-        doomed = off_the_loop(lambda: make_account(full.database_url, admin=False)).creator
-        deleted = api.delete(f"/links/{doomed.link_id}", headers=doomed.headers)
-        assert deleted.status_code in {200, 204}, deleted.text
-        confirm, unsubscribe = _mail_pages(full, smtp_server, api)
-    leaving = _leaving(full)
-    return World(full, admin, answered, receipt, doomed.link_id, confirm, unsubscribe, leaving)
+        receipt, gone = receipt_and_gone_link(full, api, creator)
+        confirm, unsubscribe = mail_pages(full, smtp_server, api)
+    leaving = leaving_account(full)
+    return World(full, admin, answered, receipt, gone, confirm, unsubscribe, leaving)
 
 
 def public_pages(w: World) -> list[tuple[str, str]]:
@@ -178,16 +135,7 @@ def creator_pages(w: World) -> list[tuple[str, str]]:
         ("dashboard", "/dashboard"),
         ("dashboard-answered", "/dashboard?filter=answered"),
         ("search", f"{base}/search?q=pens"),
-        ("filtered", f"{base}/filtered"),
-        ("links", "/dashboard/links"),
-        ("confirm-unanswered", f"{base}/unanswered/delete"),
-        ("account", "/dashboard/account"),
-        ("confirm-account-delete", "/dashboard/account/delete"),
-        ("notifications", "/dashboard/notifications"),
-        ("push", "/dashboard/push"),
-        ("admin-queue", "/admin"),
-        ("admin-phrases", "/admin/phrases"),
-        ("admin-audit", "/admin/log"),
+        *account_pages(base),
     ]
 
 

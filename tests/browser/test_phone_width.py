@@ -30,8 +30,13 @@ import pytest
 from playwright.sync_api import BrowserContext, Page
 
 from tests.actions import post_reply
-from tests.browser.conftest import Axe, Screenshot, off_the_loop, own_server
-from tests.browser.test_every_page import _leaving, _mail_pages, _post
+from tests.browser.conftest import Axe, Screenshot, account_pages, off_the_loop, own_server
+from tests.browser.furnished import (
+    leaving_account,
+    mail_pages,
+    post_from,
+    receipt_and_gone_link,
+)
 from tests.server import Server
 from tests.support.admin import Admin, make_account, mute_phrase
 from tests.support.db import execute
@@ -102,7 +107,7 @@ def world(phone: Server, smtp_server: SMTPServer) -> World:
             "Which pens for inking, and which paper?",
         ]
         ids = [
-            _post(api, creator.link_id, text, n).json()["data"]["id"]
+            post_from(api, creator.link_id, text, n).json()["data"]["id"]
             for n, text in enumerate(texts)
         ]
         reply = post_reply(api, creator, ids[1], f"Yes: {LONG_WORD} {LONG_URL}")
@@ -114,12 +119,8 @@ def world(phone: Server, smtp_server: SMTPServer) -> World:
         second_id = second.json()["data"]["id"]
         paused = api.patch(f"/links/{second_id}", json={"pause_for_hours": 24}, headers=headers)
         assert paused.status_code == 200, paused.text
-        sent = _post(api, creator.link_id, "Will you answer this one?", 900, receipt="true")
-        receipt = "/r/" + sent.json()["data"]["receipt"]["token"]
-        doomed = off_the_loop(lambda: make_account(phone.database_url, admin=False)).creator
-        deleted = api.delete(f"/links/{doomed.link_id}", headers=doomed.headers)
-        assert deleted.status_code in {200, 204}, deleted.text
-        confirm, unsubscribe = _mail_pages(phone, smtp_server, api)
+        receipt, gone = receipt_and_gone_link(phone, api, creator)
+        confirm, unsubscribe = mail_pages(phone, smtp_server, api)
         # The webhook's deliveries fail (nothing listens on port 9): wait for one to show.
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
@@ -127,13 +128,13 @@ def world(phone: Server, smtp_server: SMTPServer) -> World:
             if any(item["attempts"] for item in listed):
                 break
             time.sleep(0.2)
-    leaving = _leaving(phone)
+    leaving = leaving_account(phone)
     return World(
         phone,
         admin,
         second_id,
         receipt,
-        doomed.link_id,
+        gone,
         confirm,
         unsubscribe,
         leaving,
@@ -170,16 +171,7 @@ def creator_pages(w: World) -> list[tuple[str, str]]:
         ("message-unanswered", f"{base}/messages/{w.unanswered}"),
         ("confirm-message-delete", f"{base}/messages/{w.answered}/delete"),
         ("confirm-reply-delete", f"{base}/messages/{w.answered}/replies/{w.reply}/delete"),
-        ("filtered", f"{base}/filtered"),
-        ("links", "/dashboard/links"),
-        ("confirm-unanswered", f"{base}/unanswered/delete"),
-        ("account", "/dashboard/account"),
-        ("confirm-account-delete", "/dashboard/account/delete"),
-        ("notifications", "/dashboard/notifications"),
-        ("push", "/dashboard/push"),
-        ("admin-queue", "/admin"),
-        ("admin-phrases", "/admin/phrases"),
-        ("admin-audit", "/admin/log"),
+        *account_pages(base),
     ]
 
 

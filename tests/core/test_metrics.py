@@ -22,6 +22,7 @@ from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.http import loopback_client
 from tests.support.metrics import Labels, scrape, value
+from tests.support.servers import running
 
 MESSAGE_ROUTE = "/message/{link_id}"
 REPLY_ROUTE = "/message/{link_id}/{message_id}"
@@ -239,12 +240,10 @@ def test_metrics_can_be_switched_off(
     database_url_factory: Callable[[str], str], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     logs = tmp_path_factory.mktemp("metrics-off")
-    server = Server(
-        database_url_factory("sqlite"), logs / "off.log", env={"ANONBOX_METRICS": "off"}
-    ).start()
-    try:
-        with loopback_client(base_url=server.url, timeout=30) as api:
-            assert api.get("/healthz").status_code == 200
-            assert_error(api.get("/metrics"), 404, "not_found")
-    finally:
-        server.stop()
+    off = {"ANONBOX_METRICS": "off"}
+    with (
+        running(database_url_factory("sqlite"), logs / "off.log", env=off) as server,
+        loopback_client(base_url=server.url, timeout=30) as api,
+    ):
+        assert api.get("/healthz").status_code == 200
+        assert_error(api.get("/metrics"), 404, "not_found")

@@ -5,25 +5,19 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable, Iterator
 
 import pytest
 
 from tests.server import Server
 from tests.support.http import loopback_client
+from tests.support.servers import own_server
 
 HEAD_TIMEOUT = 1.0
 
 
-@pytest.fixture(scope="module")
-def strict(
-    database_url_factory: Callable[[str], str], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Server]:
-    log = tmp_path_factory.mktemp("slow-logs") / "strict.log"
-    env = {"ANONBOX_HEAD_TIMEOUT_SECONDS": str(HEAD_TIMEOUT)}
-    running = Server(database_url_factory("sqlite"), log, env=env).start()
-    yield running
-    running.stop()
+strict = own_server(
+    "strict", {"ANONBOX_HEAD_TIMEOUT_SECONDS": str(HEAD_TIMEOUT)}, backends=("sqlite",)
+)
 
 
 def closed_after(sock: socket.socket, trickle: bytes, limit: float) -> float | None:
@@ -78,15 +72,11 @@ def test_a_kept_alive_connection_serves_requests_past_the_head_timeout(strict: S
 MAX_CONNECTIONS = 4
 
 
-@pytest.fixture(scope="module")
-def capped(
-    database_url_factory: Callable[[str], str], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Server]:
-    log = tmp_path_factory.mktemp("slow-logs") / "capped.log"
-    env = {"ANONBOX_MAX_CONNECTIONS": str(MAX_CONNECTIONS), "ANONBOX_HEAD_TIMEOUT_SECONDS": "30"}
-    running = Server(database_url_factory("sqlite"), log, env=env).start()
-    yield running
-    running.stop()
+capped = own_server(
+    "capped",
+    {"ANONBOX_MAX_CONNECTIONS": str(MAX_CONNECTIONS), "ANONBOX_HEAD_TIMEOUT_SECONDS": "30"},
+    backends=("sqlite",),
+)
 
 
 def test_connections_past_the_cap_get_a_503_envelope_until_some_close(capped: Server) -> None:

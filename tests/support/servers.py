@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -58,3 +60,14 @@ def own_server(
             assert "Traceback" not in running.log(), f"the server logged a traceback: see {log}"
 
     return started
+
+
+@contextmanager
+def running(database_url: str, log: Path, **options: Any) -> Iterator[Server]:
+    """A server of a test's own (``options`` as ``Server`` takes them), started for the
+    ``with`` block and stopped after it, however the block ends."""
+    server = Server(database_url, log, **options).start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -1,0 +1,70 @@
+"""What the tours of every page (tests/browser/test_every_page.py, test_phone_width.py)
+furnish their server with before they look: messages from many senders, a receipt, a
+deleted link, e-mail notice links, an account being deleted."""
+
+from __future__ import annotations
+
+import httpx
+
+from tests.browser.conftest import off_the_loop
+from tests.conftest import Creator
+from tests.server import Server
+from tests.support.admin import make_account
+from tests.support.forms import csrf_of
+from tests.support.mail import SMTPServer, text_of
+from tests.support.signin import signed_in_browser
+
+
+def post_from(api: httpx.Client, link_id: str, text: str, n: int, **params: str) -> httpx.Response:
+    sent = api.post(
+        f"/message/{link_id}",
+        params=params,
+        json={"message_content": text},
+        headers={"X-Forwarded-For": f"10.77.{n // 250}.{n % 250 + 1}"},
+    )
+    assert sent.status_code == 201, sent.text
+    return sent
+
+
+def _path_of(url: str) -> str:
+    return "/" + url.split("/", 3)[3]
+
+
+def mail_pages(full: Server, mailbox: SMTPServer, api: httpx.Client) -> tuple[str, str]:
+    """A creator who asks for e-mail notices: the confirmation link mailed to them, and
+    the unsubscribe link of the first notice."""
+    mailed = off_the_loop(lambda: make_account(full.database_url, admin=False))
+    chosen = api.put("/notifications/email", json={"mode": "immediately"}, headers=mailed.headers)
+    assert chosen.status_code == 200, chosen.text
+    confirmation = mailbox.mailbox.wait_for(mailed.email)
+    [confirm] = [w for w in text_of(confirmation).split() if "/email/confirm?" in w]
+    assert api.get(_path_of(confirm)).status_code == 200
+    post_from(api, mailed.creator.link_id, "Do notices arrive?", 901)
+    notice = mailbox.mailbox.wait_for(mailed.email, count=2)
+    unsubscribe = str(notice["List-Unsubscribe"]).strip("<>")
+    return _path_of(confirm), _path_of(unsubscribe)
+
+
+def leaving_account(full: Server) -> str:
+    """An account whose owner asked for its deletion, through the pages."""
+    leaving = off_the_loop(lambda: make_account(full.database_url, admin=False))
+    browser = signed_in_browser(full, leaving.email)
+    try:
+        token = csrf_of(browser.get("/dashboard/account/delete").text)
+        done = browser.post(
+            "/dashboard/account/delete", data={"csrf_token": token, "confirm": "yes"}
+        )
+        assert done.status_code == 200, done.text
+    finally:
+        browser.close()
+    return leaving.email
+
+
+def receipt_and_gone_link(server: Server, api: httpx.Client, creator: Creator) -> tuple[str, str]:
+    """A receipt's page path for a message to ``creator``, and the id of a deleted link."""
+    sent = post_from(api, creator.link_id, "Will you answer this one?", 900, receipt="true")
+    receipt = "/r/" + sent.json()["data"]["receipt"]["token"]
+    doomed = off_the_loop(lambda: make_account(server.database_url, admin=False)).creator
+    deleted = api.delete(f"/links/{doomed.link_id}", headers=doomed.headers)
+    assert deleted.status_code in {200, 204}, deleted.text
+    return receipt, doomed.link_id
