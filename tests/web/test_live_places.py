@@ -28,7 +28,7 @@ from tests.conftest import Creator
 from tests.server import Server
 from tests.support.http import loopback_client
 from tests.support.metrics import scrape
-from tests.test_caps import session_token
+from tests.support.signin import session_token
 
 DROPS = 1_000
 AT_ONCE = 5  # the cap: a batch that all find room when every earlier place is back
