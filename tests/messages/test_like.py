@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -13,6 +12,7 @@ import pytest
 from tests.actions import assert_error, inbox_item, post_message
 from tests.conftest import Creator
 from tests.support.credentials import refused_credentials
+from tests.support.strangers import STRANGERS_REACH, OthersMessage
 
 UNKNOWN_MESSAGE_ID = "01aaaaaaaaaaaaaaaaaaaaaaaa"
 CONCURRENT_TOGGLES = 40
@@ -89,30 +89,20 @@ def test_toggle_without_a_valid_credential_is_401(
     assert liked_in_inbox(api, creator, message_id) is False
 
 
-def test_toggle_with_another_creators_key_is_403(
-    api: httpx.Client, make_creator: Callable[[], Creator]
+@pytest.mark.parametrize(("whose_link", "status"), STRANGERS_REACH)
+def test_toggle_by_a_creator_the_message_is_not_for_is_refused(
+    api: httpx.Client, others_message: OthersMessage, whose_link: str, status: int
 ) -> None:
-    owner, stranger = make_creator(), make_creator()
-    message_id = post_message(api, owner.link_id)
+    stranger = others_message.stranger
+    message_id = others_message.message_id
 
-    assert_error(toggle(api, owner.link_id, message_id, stranger.headers), 403)
+    assert_error(toggle(api, others_message.link(whose_link), message_id, stranger.headers), status)
 
-    assert liked_in_inbox(api, owner, message_id) is False
+    assert liked_in_inbox(api, others_message.owner, message_id) is False
 
 
 def test_toggle_unknown_message_is_404(api: httpx.Client, creator: Creator) -> None:
     assert_error(toggle(api, creator.link_id, UNKNOWN_MESSAGE_ID, creator.headers), 404)
-
-
-def test_toggle_message_of_another_link_is_404(
-    api: httpx.Client, make_creator: Callable[[], Creator]
-) -> None:
-    mine, theirs = make_creator(), make_creator()
-    their_message = post_message(api, theirs.link_id)
-
-    assert_error(toggle(api, mine.link_id, their_message, mine.headers), 404)
-
-    assert liked_in_inbox(api, theirs, their_message) is False
 
 
 def test_toggle_on_unknown_link_is_404(api: httpx.Client, creator: Creator) -> None:

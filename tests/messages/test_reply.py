@@ -14,6 +14,7 @@ import pytest
 from tests.actions import assert_error, inbox_item, post_message, reply_items
 from tests.conftest import Creator
 from tests.support.credentials import refused_credentials
+from tests.support.strangers import STRANGERS_REACH, OthersMessage
 
 UNKNOWN_MESSAGE_ID = "01aaaaaaaaaaaaaaaaaaaaaaaa"
 
@@ -109,26 +110,16 @@ def test_reply_without_a_valid_credential_is_401(
     assert_nothing_replied(api, creator, message_id)
 
 
-def test_reply_with_another_creators_key_is_403(
-    api: httpx.Client, make_creator: Callable[[], Creator]
+@pytest.mark.parametrize(("whose_link", "status"), STRANGERS_REACH)
+def test_reply_by_a_creator_the_message_is_not_for_is_refused(
+    api: httpx.Client, others_message: OthersMessage, whose_link: str, status: int
 ) -> None:
-    owner, stranger = make_creator(), make_creator()
-    message_id = post_message(api, owner.link_id)
+    link_id, message_id = others_message.link(whose_link), others_message.message_id
+    stranger = others_message.stranger
 
-    assert_error(reply(api, owner.link_id, message_id, "not mine", stranger.headers), 403)
+    assert_error(reply(api, link_id, message_id, "not mine", stranger.headers), status)
 
-    assert_nothing_replied(api, owner, message_id)
-
-
-def test_message_of_another_link_is_not_found_under_yours(
-    api: httpx.Client, make_creator: Callable[[], Creator]
-) -> None:
-    mine, theirs = make_creator(), make_creator()
-    their_message = post_message(api, theirs.link_id)
-
-    assert_error(reply(api, mine.link_id, their_message, "chain!", mine.headers), 404)
-
-    assert_nothing_replied(api, theirs, their_message)
+    assert_nothing_replied(api, others_message.owner, message_id)
 
 
 def test_unknown_message_is_404(api: httpx.Client, creator: Creator) -> None:
