@@ -80,13 +80,19 @@ def test_malformed_json_is_400_invalid_json(
     assert inbox_ids(api, creator) == []
 
 
+def send_raw_reply(
+    api: httpx.Client, creator: Creator, message_id: str, raw: bytes, headers: dict[str, str]
+) -> httpx.Response:
+    return api.post(
+        f"/message/{creator.link_id}/{message_id}",
+        content=raw,
+        headers={**headers, **creator.headers},
+    )
+
+
 def test_malformed_json_reply_is_400(api: httpx.Client, creator: Creator) -> None:
     message_id = post_message(api, creator.link_id)
-    response = api.post(
-        f"/message/{creator.link_id}/{message_id}",
-        content=b"{bad",
-        headers={**JSON, **creator.headers},
-    )
+    response = send_raw_reply(api, creator, message_id, b"{bad", JSON)
     assert_error(response, 400, "validation_failed")
 
 
@@ -110,11 +116,8 @@ def test_body_that_is_not_json_is_415(
 
 def test_reply_that_is_not_json_is_415(api: httpx.Client, creator: Creator) -> None:
     message_id = post_message(api, creator.link_id)
-    response = api.post(
-        f"/message/{creator.link_id}/{message_id}",
-        content=b"message_content=hi",
-        headers={"content-type": "application/x-www-form-urlencoded", **creator.headers},
-    )
+    form = {"content-type": "application/x-www-form-urlencoded"}
+    response = send_raw_reply(api, creator, message_id, b"message_content=hi", form)
     assert_error(response, 415, "unsupported_media_type")
     assert reply_items(api, creator, message_id) == []
 

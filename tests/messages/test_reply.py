@@ -15,6 +15,7 @@ from tests.actions import assert_error, inbox_item, post_message, reply_items
 from tests.conftest import Creator
 from tests.support.credentials import refused_credentials
 from tests.support.strangers import STRANGERS_REACH, OthersMessage
+from tests.support.texts import WITHIN_BOUNDS
 
 UNKNOWN_MESSAGE_ID = "01aaaaaaaaaaaaaaaaaaaaaaaa"
 
@@ -140,15 +141,7 @@ def test_unknown_link_is_404(api: httpx.Client, creator: Creator) -> None:
     assert_nothing_replied(api, creator, message_id)
 
 
-@pytest.mark.parametrize(
-    "content",
-    [
-        pytest.param("k", id="1-char"),
-        pytest.param("k" * 500, id="500-chars"),
-        pytest.param("\U0001f389" * 500, id="500-emoji"),
-        pytest.param("<i>thanks</i> & bye", id="html"),
-    ],
-)
+@pytest.mark.parametrize("content", WITHIN_BOUNDS)
 def test_reply_in_bounds_is_stored_exactly(
     api: httpx.Client, creator: Creator, content: str
 ) -> None:
