@@ -10,6 +10,7 @@ import asyncio
 import dataclasses
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -109,6 +110,17 @@ def block_sender_of(api: httpx.Client, creator: Creator, message_id: str) -> dic
     response = api.post(f"/message/{creator.link_id}/{message_id}/block", headers=creator.headers)
     assert response.status_code == 201, response.text
     return dict(response.json()["data"])
+
+
+def creator_who_blocked(
+    api: httpx.Client, new_creator: Callable[[], Creator], sender: Sender
+) -> tuple[Creator, str]:
+    """A new creator whose first message came from ``sender``, whom they then blocked;
+    returns the creator and that message's id."""
+    creator = new_creator()
+    first = sent(api, creator.link_id, "first", sender)
+    block_sender_of(api, creator, first)
+    return creator, first
 
 
 # --- checks -------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from tests.safety.conftest import (
     assert_created_message,
     assert_same_answer,
     block_sender_of,
+    creator_who_blocked,
     kept_ids,
     new_ipv6_network,
     new_sender,
@@ -114,10 +115,8 @@ def test_a_blocked_sender_is_dropped_on_every_link_of_the_creator_and_no_other(
 def test_a_dropped_message_is_indistinguishable_from_a_stored_one(
     proxied: httpx.Client, new_creator: Callable[[], Creator]
 ) -> None:
-    creator = new_creator()
     blocked, other = new_sender(), new_sender()
-    first = sent(proxied, creator.link_id, "first", blocked)
-    block_sender_of(proxied, creator, first)
+    creator, first = creator_who_blocked(proxied, new_creator, blocked)
 
     text = "Same words, two fates"
     stored = send(proxied, creator.link_id, text, other)

@@ -18,6 +18,7 @@ from tests.conftest import Creator, make_creator_in
 from tests.safety.conftest import (
     Sender,
     block_sender_of,
+    creator_who_blocked,
     kept_ids,
     new_ipv6_network,
     new_sender,
@@ -138,10 +139,8 @@ def test_the_client_is_the_last_forwarded_address_that_is_not_a_trusted_proxy(
 def test_different_forwarded_addresses_are_different_senders(
     proxied: httpx.Client, new_creator: Callable[[], Creator]
 ) -> None:
-    creator = new_creator()
     blocked, other = new_sender(), new_sender()
-    first = sent(proxied, creator.link_id, "first", blocked)
-    block_sender_of(proxied, creator, first)
+    creator, first = creator_who_blocked(proxied, new_creator, blocked)
     sent(proxied, creator.link_id, "dropped", blocked)
     kept = sent(proxied, creator.link_id, "kept", other)
     assert kept_ids(proxied, creator) == [kept, first]
