@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import asyncpg
 import httpx
@@ -24,6 +25,9 @@ from anonbox.core.database import connect
 from tests.server import Server, anonbox_command_on
 from tests.support.http import loopback_client
 from tests.support.services import answers, missing
+
+if TYPE_CHECKING:
+    from tests.support.strangers import OthersMessage
 
 pytest_plugins = ["tests.support.mail", "tests.support.deployment"]
 
@@ -232,6 +236,16 @@ def make_creator(server: Server) -> Callable[[], Creator]:
 @pytest.fixture
 def creator(make_creator: Callable[[], Creator]) -> Creator:
     return make_creator()
+
+
+@pytest.fixture
+def others_message(api: httpx.Client, make_creator: Callable[[], Creator]) -> OthersMessage:
+    """Two new creators, and a message sent to the first (see ``tests/support/strangers``)."""
+    # Imported here: tests.support.strangers sends through tests.actions, which imports
+    # Creator from this module.
+    from tests.support import strangers
+
+    return strangers.others_message(api, make_creator)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ import pytest
 
 from tests.actions import assert_error, post_message, post_reply
 from tests.conftest import Creator
+from tests.support.strangers import OthersMessage
 
 UNKNOWN_ID = "01aaaaaaaaaaaaaaaaaaaaaaaa"
 # follow_up_of: null but for a follow-up sent through a receipt (tests/receipts).
@@ -306,10 +307,9 @@ def test_replies_sent_back_to_back_are_listed_newest_first(
 
 
 def test_public_reads_the_replies_of_an_answered_message(
-    api: httpx.Client, make_creator: Callable[[], Creator]
+    api: httpx.Client, others_message: OthersMessage
 ) -> None:
-    owner, other = make_creator(), make_creator()
-    message_id = post_message(api, owner.link_id)
+    owner, other, message_id = others_message
     reply_id = post_reply(api, owner, message_id, "for everyone")
     path = f"/message/{owner.link_id}/{message_id}"
 
@@ -321,10 +321,9 @@ def test_public_reads_the_replies_of_an_answered_message(
 
 
 def test_unanswered_message_is_hidden_from_the_public_only(
-    api: httpx.Client, make_creator: Callable[[], Creator]
+    api: httpx.Client, others_message: OthersMessage
 ) -> None:
-    owner, other = make_creator(), make_creator()
-    message_id = post_message(api, owner.link_id)
+    owner, other, message_id = others_message
     path = f"/message/{owner.link_id}/{message_id}"
 
     assert_error(api.get(path), 404)

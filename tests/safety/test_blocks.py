@@ -36,6 +36,7 @@ from tests.safety.conftest import (
 from tests.support.admin import make_account
 from tests.support.credentials import refused_credentials
 from tests.support.deployment import Deployment
+from tests.support.strangers import OthersMessage
 
 SOME_ULID = "01jabcdefghjkmnpqrstvwxyz0"
 
@@ -339,10 +340,9 @@ def test_blocks_need_a_credential(
 
 
 def test_only_the_creator_of_the_link_can_block_its_senders(
-    api: httpx.Client, make_creator: Callable[[], Creator]
+    api: httpx.Client, others_message: OthersMessage
 ) -> None:
-    creator, other = make_creator(), make_creator()
-    message_id = post_message(api, creator.link_id)
+    creator, other, message_id = others_message
     path = f"/message/{creator.link_id}/{message_id}/block"
     assert_error(api.post(path, headers=other.headers), 403, "forbidden")
     assert api.get("/blocks", headers=other.headers).json()["data"]["items"] == []
@@ -350,14 +350,13 @@ def test_only_the_creator_of_the_link_can_block_its_senders(
 
 
 def test_blocking_a_message_that_is_not_there_is_404(
-    api: httpx.Client, make_creator: Callable[[], Creator]
+    api: httpx.Client, others_message: OthersMessage
 ) -> None:
-    creator, other = make_creator(), make_creator()
-    others_message = post_message(api, other.link_id)
+    _, creator, their_message = others_message
     for path in [
         f"/message/{creator.link_id}/{SOME_ULID}/block",
-        f"/message/{creator.link_id}/{others_message}/block",  # exists, under another link
-        f"/message/nosuchlink0/{others_message}/block",
+        f"/message/{creator.link_id}/{their_message}/block",  # exists, under another link
+        f"/message/nosuchlink0/{their_message}/block",
     ]:
         assert_error(api.post(path, headers=creator.headers), 404, "not_found")
     assert_error(api.delete(f"/blocks/{SOME_ULID}", headers=creator.headers), 404, "not_found")

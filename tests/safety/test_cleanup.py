@@ -13,6 +13,7 @@ from tests.conftest import Creator
 from tests.safety.conftest import add_link, new_sender, sent
 from tests.support.credentials import refused_credentials
 from tests.support.deployment import Deployment
+from tests.support.strangers import OthersMessage
 
 
 def deleted(response: httpx.Response) -> int:
@@ -100,10 +101,9 @@ def test_clean_up_needs_a_credential(
 
 
 def test_clean_up_is_for_the_creator_of_the_link_only(
-    api: httpx.Client, make_creator: Callable[[], Creator]
+    api: httpx.Client, others_message: OthersMessage
 ) -> None:
-    creator, other = make_creator(), make_creator()
-    message_id = post_message(api, creator.link_id)
+    creator, other, message_id = others_message
     path = f"/message/{creator.link_id}/unanswered"
     assert_error(api.delete(path, headers=other.headers), 403, "forbidden")
     assert inbox_ids(api, creator) == [message_id]

@@ -1,12 +1,12 @@
-"""A message and a second creator it is not for, and the two ways that creator's key reaches
-for it: under the owner's link (refused, 403) or under its own link (not found there, 404).
-The like, reply and delete tests each try both as parameters of one test."""
+"""A message and a second creator it is not for (the root fixture ``others_message``), and the
+two ways that creator's key reaches for it: under the owner's link (refused, 403) or under its
+own link (not found there, 404). The like, reply and delete tests each try both as parameters
+of one test."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 import pytest
@@ -15,8 +15,7 @@ from tests.actions import post_message
 from tests.conftest import Creator
 
 
-@dataclass(frozen=True)
-class OthersMessage:
+class OthersMessage(NamedTuple):
     owner: Creator
     stranger: Creator
     message_id: str
