@@ -4,15 +4,54 @@ deleted link, e-mail notice links, an account being deleted."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 import httpx
+from playwright.sync_api import Page
 
 from tests.browser.conftest import off_the_loop
 from tests.conftest import Creator
 from tests.server import Server
-from tests.support.admin import make_account
+from tests.support.admin import Admin, make_account
+from tests.support.db import execute
 from tests.support.forms import csrf_of
 from tests.support.mail import SMTPServer, text_of
-from tests.support.signin import signed_in_browser
+from tests.support.signin import signed_in_browser, signin_link_command
+
+
+@dataclass(frozen=True)
+class Furnished:
+    """The server both tours look at, its admin, and the pages every tour visits besides
+    the admin's own; each tour's ``World`` adds its own messages."""
+
+    server: Server
+    admin: Admin
+    receipt: str  # a receipt page's path
+    gone: str  # a deleted link
+    confirm: str  # an e-mail confirmation link's path and query
+    unsubscribe: str  # a notice's unsubscribe link's path and query
+    leaving: str  # the address of an account scheduled for erasure
+
+    @property
+    def creator(self) -> Creator:
+        return self.admin.creator
+
+    def speak(self, lang: str) -> None:
+        """The admin and the leaving account see the pages in ``lang`` from now on."""
+        off_the_loop(
+            execute,
+            self.server.database_url,
+            "UPDATE users SET language = $1 WHERE email IN ($2, $3)",
+            lang,
+            self.admin.email,
+            self.leaving,
+        )
+
+    def sign_in(self, page: Page, email: str, lands_on: str) -> None:
+        """Follow a sign-in link for ``email`` in ``page``, until it is at ``lands_on``."""
+        page.goto(off_the_loop(signin_link_command, self.server, email))
+        page.wait_for_url(re.compile(lands_on))
 
 
 def post_from(api: httpx.Client, link_id: str, text: str, n: int, **params: str) -> httpx.Response:

@@ -14,7 +14,6 @@ again."""
 from __future__ import annotations
 
 import gzip
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -33,15 +32,14 @@ from tests.browser.conftest import (
     own_server,
 )
 from tests.browser.furnished import (
+    Furnished,
     leaving_account,
     mail_pages,
     post_from,
     receipt_and_gone_link,
 )
-from tests.conftest import Creator
 from tests.server import Server
-from tests.support.admin import Admin, make_account
-from tests.support.db import execute
+from tests.support.admin import make_account
 from tests.support.http import loopback_client, loopback_get
 from tests.support.mail import SMTPServer, smtp_server
 from tests.support.signin import signin_link_command
@@ -74,19 +72,8 @@ full = own_server(
 
 
 @dataclass(frozen=True)
-class World:
-    server: Server
-    admin: Admin
+class World(Furnished):
     answered: str  # a message with a reply
-    receipt: str  # a receipt page's path
-    gone: str  # a deleted link
-    confirm: str  # an e-mail confirmation link's path and query
-    unsubscribe: str  # a notice's unsubscribe link's path and query
-    leaving: str  # the address of an account scheduled for erasure
-
-    @property
-    def creator(self) -> Creator:
-        return self.admin.creator
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +98,7 @@ def world(full: Server, smtp_server: SMTPServer) -> World:
         receipt, gone = receipt_and_gone_link(full, api, creator)
         confirm, unsubscribe = mail_pages(full, smtp_server, api)
     leaving = leaving_account(full)
-    return World(full, admin, answered, receipt, gone, confirm, unsubscribe, leaving)
+    return World(full, admin, receipt, gone, confirm, unsubscribe, leaving, answered=answered)
 
 
 def public_pages(w: World) -> list[tuple[str, str]]:
@@ -263,24 +250,15 @@ def test_every_page_passes_axe_and_stays_light(
 
     # The creators' pages speak the creator's setting (chosen on the account page),
     # not the browser's: set, as if they had chosen it.
-    off_the_loop(
-        execute,
-        world.server.database_url,
-        "UPDATE users SET language = $1 WHERE email IN ($2, $3)",
-        lang,
-        world.admin.email,
-        world.leaving,
-    )
+    world.speak(lang)
     creator = new_context(**{**options, "viewport": DESKTOP}).new_page()
-    creator.goto(off_the_loop(signin_link_command, world.server, world.admin.email))
-    creator.wait_for_url(re.compile(r"/dashboard"))
+    world.sign_in(creator, world.admin.email, r"/dashboard")
     for name, path in creator_pages(world):
         html = visit(creator, url + path, name, tag, axe, screenshot, violations)
         if theme == "light":
             weight.extend(check_weight_and_head(name, html, css))
     # Last, as the account being deleted: its one page.
-    creator.goto(off_the_loop(signin_link_command, world.server, world.leaving))
-    creator.wait_for_url(re.compile(r"/dashboard/deletion"))
+    world.sign_in(creator, world.leaving, r"/dashboard/deletion")
     html = visit(creator, f"{url}/dashboard/deletion", "deletion", tag, axe, screenshot, violations)
     if theme == "light":
         weight.extend(check_weight_and_head("deletion", html, css))

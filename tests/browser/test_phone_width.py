@@ -20,7 +20,6 @@ depends on HTML and CSS, not on the database."""
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,17 +31,16 @@ from playwright.sync_api import BrowserContext, Page
 from tests.actions import post_reply
 from tests.browser.conftest import Axe, Screenshot, account_pages, off_the_loop, own_server
 from tests.browser.furnished import (
+    Furnished,
     leaving_account,
     mail_pages,
     post_from,
     receipt_and_gone_link,
 )
 from tests.server import Server
-from tests.support.admin import Admin, make_account, mute_phrase
-from tests.support.db import execute
+from tests.support.admin import make_account, mute_phrase
 from tests.support.http import loopback_client
 from tests.support.mail import SMTPServer, smtp_server
-from tests.support.signin import signin_link_command
 
 __all__ = ["smtp_server"]  # the fixture, used here
 
@@ -74,15 +72,8 @@ phone = own_server(
 
 
 @dataclass(frozen=True)
-class World:
-    server: Server
-    admin: Admin
+class World(Furnished):
     second: str  # a second link, paused until a time, with a long prompt
-    receipt: str
-    gone: str
-    confirm: str
-    unsubscribe: str
-    leaving: str
     answered: str  # a message with a long reply, on its own page
     reply: str
     unanswered: str
@@ -132,15 +123,15 @@ def world(phone: Server, smtp_server: SMTPServer) -> World:
     return World(
         phone,
         admin,
-        second_id,
         receipt,
         gone,
         confirm,
         unsubscribe,
         leaving,
-        ids[1],
-        reply,
-        ids[0],
+        second=second_id,
+        answered=ids[1],
+        reply=reply,
+        unanswered=ids[0],
     )
 
 
@@ -289,25 +280,16 @@ def test_no_page_is_wider_than_a_360_px_phone_and_targets_are_big_enough(
         options["extra_http_headers"] = {"Accept-Language": f"{options['locale']},{lang};q=0.9"}
     # The creators' pages speak the creator's setting, not the browser's: set, as if
     # they had chosen it on the account page.
-    off_the_loop(
-        execute,
-        world.server.database_url,
-        "UPDATE users SET language = $1 WHERE email IN ($2, $3)",
-        lang,
-        world.admin.email,
-        world.leaving,
-    )
+    world.speak(lang)
     problems: list[str] = []
     sender = new_context(**options).new_page()
     for name, path in public_pages(world):
         problems.extend(visit(sender, url + path, f"{name}-{tag}", screenshot, axe))
 
     creator = new_context(**options).new_page()
-    creator.goto(off_the_loop(signin_link_command, world.server, world.admin.email))
-    creator.wait_for_url(re.compile(r"/dashboard"))
+    world.sign_in(creator, world.admin.email, r"/dashboard")
     for name, path in creator_pages(world):
         problems.extend(visit(creator, url + path, f"{name}-{tag}", screenshot, axe))
-    creator.goto(off_the_loop(signin_link_command, world.server, world.leaving))
-    creator.wait_for_url(re.compile(r"/dashboard/deletion"))
+    world.sign_in(creator, world.leaving, r"/dashboard/deletion")
     problems.extend(visit(creator, f"{url}/dashboard/deletion", f"deletion-{tag}", screenshot, axe))
     assert not problems, "\n".join(problems)
