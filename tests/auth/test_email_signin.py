@@ -25,11 +25,11 @@ from tests.auth.conftest import (
     sign_in,
     signin_env,
 )
-from tests.messages.test_concurrency import race
 from tests.server import Server, free_port
 from tests.support.db import query
 from tests.support.forms import csrf_of
 from tests.support.mail import REFUSED_PREFIX, SMTPServer, signin_link_in
+from tests.support.racing import race
 from tests.support.signin import signin_link_command
 
 SESSION_COOKIE = "anonbox_session"

@@ -18,6 +18,7 @@ import pytest
 
 from tests.maintenance.support import anonbox as run_anonbox
 from tests.server import Server, free_port
+from tests.support.addresses import fresh_email
 from tests.support.db import query
 from tests.support.http import loopback_get
 
@@ -31,10 +32,6 @@ def create_creator(email: str, server: Server, cwd: Path) -> subprocess.Complete
     return anonbox(
         "creator", "create", "--email", email, "--json", database_url=server.database_url, cwd=cwd
     )
-
-
-def fresh_email() -> str:
-    return f"cli-{uuid.uuid4().hex[:10]}@example.com"
 
 
 def test_creator_create_json_prints_a_working_api_key(

@@ -21,11 +21,11 @@ import pytest
 
 from anonbox.outbox.fanout import LISTENER_NAME
 from tests.conftest import make_creator_in
-from tests.outbox.test_live_fanout import access_tokens
 from tests.server import Server
 from tests.support.http import loopback_client
 from tests.support.pgbouncer import pgbouncer, show
 from tests.support.receiver import receiving
+from tests.support.signin import access_tokens
 
 POOL_SIZE = 5
 POSTS = 40

@@ -22,11 +22,11 @@ import pytest
 
 from tests.actions import post_reply
 from tests.conftest import Creator, make_creator_in
-from tests.outbox.test_live_fanout import access_tokens
 from tests.server import Server, anonbox_command_on
 from tests.support.http import loopback_client
 from tests.support.metrics import scrape, value
 from tests.support.replica import Cluster, streaming_replica
+from tests.support.signin import access_tokens
 
 MAX_LAG_SECONDS = 2
 SKIPPED_WITHIN = MAX_LAG_SECONDS + 4  # the bound, a check's interval and time-out, and slack

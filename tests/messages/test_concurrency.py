@@ -10,11 +10,10 @@ import asyncio
 import threading
 import time
 import uuid
-from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import asyncpg
 import httpx
@@ -34,25 +33,9 @@ from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.db import query
 from tests.support.http import loopback_client
+from tests.support.racing import race, statuses
 
 CONCURRENT = 30
-T = TypeVar("T")
-
-
-def race(count: int, request: Callable[[int], T]) -> list[T]:
-    """Run ``request(0)`` … ``request(count - 1)`` in threads released all at once."""
-    start = threading.Barrier(count)
-
-    def released(i: int) -> T:
-        start.wait(timeout=30)
-        return request(i)
-
-    with ThreadPoolExecutor(count) as pool:
-        return list(pool.map(released, range(count)))
-
-
-def statuses(responses: list[httpx.Response]) -> Counter[int]:
-    return Counter(response.status_code for response in responses)
 
 
 def test_concurrent_replies_to_one_message_are_all_listed_and_counted(

@@ -13,7 +13,6 @@ import pytest
 
 from tests.actions import assert_error, inbox_items
 from tests.conftest import Creator, make_creator_in
-from tests.messages.test_concurrency import race, statuses
 from tests.safety.conftest import (
     assert_created_message,
     block_sender_of,
@@ -24,6 +23,7 @@ from tests.safety.conftest import (
 )
 from tests.server import Server
 from tests.support.deployment import SENDER_LINK_LIMIT, client
+from tests.support.racing import race, statuses
 
 RACERS = 15  # retries fired at once
 

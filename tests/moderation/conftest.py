@@ -11,9 +11,9 @@ import httpx
 import pytest
 
 from tests.actions import every_item
-from tests.cli.test_cli import fresh_email
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server, anonbox_command_on
+from tests.support.addresses import fresh_email
 
 
 def creator_with_email(database_url: str, email: str) -> Creator:

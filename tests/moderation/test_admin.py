@@ -13,8 +13,8 @@ import pytest
 
 from anonbox.identity.credential_cache import LOCAL_TTL_SECONDS
 from tests.actions import assert_error, inbox_ids, post_message, post_reply
-from tests.cli.test_cli import anonbox, fresh_email
 from tests.conftest import Creator, make_creator_in
+from tests.maintenance.support import anonbox
 from tests.moderation.conftest import (
     creator_with_email,
     make_admin_in,
@@ -23,6 +23,7 @@ from tests.moderation.conftest import (
     resolve,
 )
 from tests.server import Server
+from tests.support.addresses import fresh_email
 from tests.support.http import loopback_client
 
 UNKNOWN_ULID = "01jabcdefghjkmnpqrstvwxyz0"

@@ -14,13 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from anonbox.auth.sessions import open_session
-from anonbox.core.database import connect
-from anonbox.core.settings import Settings
-from tests.conftest import Creator, ModuleDatabase, make_creator_in
+from tests.conftest import ModuleDatabase, make_creator_in
 from tests.server import Server
 from tests.support.http import loopback_client
 from tests.support.metrics import scrape, value
+from tests.support.signin import access_tokens
 
 STREAMS = 1000
 PER_SESSION = 5  # the most streams one sign-in session may hold
@@ -41,24 +39,6 @@ def pair(
     yield first, second
     second.stop()
     first.stop()
-
-
-def access_tokens(database_url: str, creator: Creator, count: int) -> list[str]:
-    """Sign-in sessions of the creator, as a sign-in would open them."""
-
-    async def open_all() -> list[str]:
-        db = await connect(database_url)
-        try:
-            settings = Settings()
-            return [
-                (await open_session(db, user_id=creator.user_id, settings=settings)).access_token
-                for _ in range(count)
-            ]
-        finally:
-            await db.close()
-
-    with ThreadPoolExecutor(1) as pool:  # asyncio.run off any running loop
-        return pool.submit(asyncio.run, open_all()).result()
 
 
 def post(server: Server, link_id: str, text: str) -> None:

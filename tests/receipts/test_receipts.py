@@ -25,11 +25,11 @@ from anonbox.core.database import connect
 from anonbox.receipts.repository import purge as purge_receipts
 from tests.actions import assert_error, inbox_items, post_reply, reply_items
 from tests.conftest import Creator
-from tests.messages.test_concurrency import race, statuses
 from tests.server import Server
 from tests.support.db import execute, query
 from tests.support.http import loopback_client
 from tests.support.pages import article, row
+from tests.support.racing import race, statuses
 from tests.support.servers import own_server
 from tests.support.signin import signed_in
 from tests.support.timing import AnswerTimes

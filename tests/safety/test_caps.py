@@ -33,12 +33,12 @@ from anonbox.web.pages.events import MAX_STREAMS_PER_SESSION
 from anonbox.web.pages.stream import MAX_STREAMS_PER_OVERLAY
 from tests.actions import assert_error
 from tests.conftest import Creator, ModuleDatabase, make_creator_in
-from tests.messages.test_concurrency import race, statuses
 from tests.server import Server
 from tests.support.db import execute
 from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
 from tests.support.push import subscription_body
+from tests.support.racing import race, statuses
 from tests.support.signin import session_token, signed_in
 
 # For the large caps, how far under the cap the burst starts: a burst of three times ten.

@@ -22,11 +22,11 @@ from altcha.v1 import Challenge, ChallengeOptions, create_challenge, solve_chall
 from anonbox.core.settings import DEVELOPMENT_SECRET
 from tests.actions import assert_error, inbox_items
 from tests.conftest import Creator, ModuleDatabase, make_creator_in
-from tests.messages.test_concurrency import race, statuses
 from tests.safety.conftest import new_sender
 from tests.server import Server
 from tests.support.deployment import TRUST_LOOPBACK
 from tests.support.http import loopback_client
+from tests.support.racing import race, statuses
 from tests.support.servers import own_server
 from tests.support.services import REDIS_URL, require_redis
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -11,6 +12,7 @@ import httpx
 from anonbox.auth.sessions import open_session
 from anonbox.core.database import connect
 from anonbox.core.settings import Settings
+from tests.conftest import Creator
 from tests.server import Server, anonbox_command
 from tests.support.http import loopback_client
 
@@ -38,6 +40,24 @@ def session_token(server: Server, user_id: str) -> str:
         return opened.access_token
 
     return asyncio.run(open_one())
+
+
+def access_tokens(database_url: str, creator: Creator, count: int) -> list[str]:
+    """Sign-in sessions of the creator, as a sign-in would open them."""
+
+    async def open_all() -> list[str]:
+        db = await connect(database_url)
+        try:
+            settings = Settings()
+            return [
+                (await open_session(db, user_id=creator.user_id, settings=settings)).access_token
+                for _ in range(count)
+            ]
+        finally:
+            await db.close()
+
+    with ThreadPoolExecutor(1) as pool:  # asyncio.run off any running loop
+        return pool.submit(asyncio.run, open_all()).result()
 
 
 def signed_in(server: Server, user_id: str, **options: Any) -> httpx.Client:
