@@ -34,6 +34,13 @@ def patch_profile(api: httpx.Client, creator: Creator, body: Any) -> httpx.Respo
     return api.patch(PROFILE, json=body, headers=creator.headers)
 
 
+def named_hanako(api: httpx.Client, server: Server) -> Creator:
+    """A new creator whose profile already reads "Hanako", bio "hi"."""
+    creator = hanako(server)
+    assert patch_profile(api, creator, {"display_name": "Hanako", "bio": "hi"}).status_code == 200
+    return creator
+
+
 def profile_of(api: httpx.Client, creator: Creator) -> dict[str, Any]:
     response = api.get(PROFILE, headers=creator.headers)
     assert response.status_code == 200, response.text
@@ -90,8 +97,7 @@ def test_a_creator_chooses_a_name_and_bio_normalised_and_trimmed(
 def test_a_bad_value_is_a_400_with_its_field_and_changes_nothing(
     api: httpx.Client, server: Server, body: dict[str, Any], field: str, problem: str | None
 ) -> None:
-    creator = hanako(server)
-    assert patch_profile(api, creator, {"display_name": "Hanako", "bio": "hi"}).status_code == 200
+    creator = named_hanako(api, server)
 
     refused = assert_error(patch_profile(api, creator, body), 400)
 
@@ -139,8 +145,7 @@ INVISIBLE_NAMES = {
 def test_a_display_name_that_draws_nothing_is_refused_as_blank(
     api: httpx.Client, server: Server, name: str
 ) -> None:
-    creator = hanako(server)
-    assert patch_profile(api, creator, {"display_name": "Hanako", "bio": "hi"}).status_code == 200
+    creator = named_hanako(api, server)
 
     refused = assert_error(patch_profile(api, creator, {"display_name": name}), 400)
 
@@ -161,8 +166,7 @@ def test_a_display_name_that_draws_nothing_is_refused_as_blank(
 def test_a_bio_that_draws_nothing_removes_the_bio(
     api: httpx.Client, server: Server, bio: str
 ) -> None:
-    creator = hanako(server)
-    assert patch_profile(api, creator, {"display_name": "Hanako", "bio": "hi"}).status_code == 200
+    creator = named_hanako(api, server)
 
     cleared = patch_profile(api, creator, {"bio": bio})
 

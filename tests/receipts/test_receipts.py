@@ -81,6 +81,16 @@ def receipt(api: httpx.Client, token: str) -> dict[str, Any]:
     return data
 
 
+def unanswered(sent: dict[str, Any], text: str) -> dict[str, Any]:
+    """How a receipt shows ``text``, sent as ``sent``, before any reply."""
+    return {
+        "message_content": text,
+        "created_at": sent["created_at"],
+        "answered": False,
+        "replies": [],
+    }
+
+
 def follow_up(
     api: httpx.Client, token: str, text: str, sender: dict[str, str] | None = None
 ) -> httpx.Response:
@@ -127,12 +137,7 @@ def test_the_receipt_shows_not_answered_then_the_creators_reply(
     token = data["receipt"]["token"]
 
     shown = receipt(api, token)
-    assert shown["message"] == {
-        "message_content": text,
-        "created_at": data["created_at"],
-        "answered": False,
-        "replies": [],
-    }
+    assert shown["message"] == unanswered(data, text)
     assert shown["follow_up"] is None
     assert shown["can_follow_up"] is True
 
@@ -168,12 +173,7 @@ def test_one_follow_up_lands_in_the_creators_thread_and_a_second_is_refused(
     assert inbox[original["id"]]["follow_up_of"] is None
 
     shown = receipt(api, token)
-    assert shown["follow_up"] == {
-        "message_content": text,
-        "created_at": data["created_at"],
-        "answered": False,
-        "replies": [],
-    }
+    assert shown["follow_up"] == unanswered(data, text)
     assert shown["can_follow_up"] is False
 
     again = follow_up(api, token, unique("a second one"))
