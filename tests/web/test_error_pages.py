@@ -177,11 +177,15 @@ def redis_down(
     running.stop()
 
 
+def new_link_path(server: Server) -> str:
+    """Where a sender posts to a new creator's link on ``server``."""
+    return f"/message/{make_creator_in(server.database_url).link_id}"
+
+
 def test_too_many_posts_are_a_429_page_for_a_browser_and_the_envelope_for_a_client(
     limited: Server,
 ) -> None:
-    creator = make_creator_in(limited.database_url)
-    post = f"/message/{creator.link_id}"
+    post = new_link_path(limited)
     with loopback_client(base_url=limited.url, timeout=30) as api:
         assert api.post(post, json={"message_content": "one"}).status_code == 201
         refused = api.post(post, json={"message_content": "two"}, headers=BROWSER)
@@ -195,8 +199,7 @@ def test_too_many_posts_are_a_429_page_for_a_browser_and_the_envelope_for_a_clie
 def test_an_unavailable_service_is_a_503_page_for_a_browser_and_the_envelope_for_a_client(
     redis_down: Server,
 ) -> None:
-    creator = make_creator_in(redis_down.database_url)
-    post = f"/message/{creator.link_id}"
+    post = new_link_path(redis_down)
     with loopback_client(base_url=redis_down.url, timeout=30) as api:
         refused = api.post(post, json={"message_content": "hello"}, headers=BROWSER)
         assert_error_page(refused, 503, "Unavailable")
