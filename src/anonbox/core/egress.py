@@ -51,7 +51,7 @@ class Refused(Undeliverable):
 
 # A push service's endpoint is a few hundred characters, a webhook's URL fewer. The bound
 # also keeps every body the document allows within the 16 KiB body limit, however a client
-# escapes it (tests/test_contract.py): written as JSON escapes, 1,024 characters take 12 KiB.
+# escapes it (tests/core/test_contract.py): written as JSON escapes, 1,024 characters take 12 KiB.
 MAX_URL_CHARACTERS = 1024
 # The bound until 2026-11-25: a destination stored under it is still delivered to.
 MAX_STORED_URL_CHARACTERS = 2000
