@@ -223,7 +223,8 @@ def error_envelope(
 
 
 _DESCRIPTIONS = {
-    400: "Invalid request: malformed JSON, wrong types, out-of-bound lengths or bad parameters",
+    400: "Invalid request: malformed JSON, wrong types, out-of-bound lengths, bad parameters "
+    "or a malformed Host header",
     401: "Credential missing, unknown, expired or revoked",
     403: "Valid credential, but not the creator of this link",
     404: "Not found: an unknown link, message, reply or other id, or a feature this server "
@@ -241,10 +242,12 @@ _DESCRIPTIONS = {
 
 
 def error_responses(*status_codes: int) -> dict[int, ResponseSpec]:
-    """OpenAPI entries documenting the error envelope for the given statuses."""
+    """OpenAPI entries documenting the error envelope for the given statuses, and for 400
+    on every operation: the framework answers a malformed ``Host`` header with a 400 on
+    any path, before a handler runs (the fuzzer found it on ``GET /account/profile``)."""
     return {
         code: ResponseSpec(
             data_container=ErrorEnvelope, description=_DESCRIPTIONS[code], generate_examples=False
         )
-        for code in status_codes
+        for code in (status_codes if 400 in status_codes else (400, *status_codes))
     }
