@@ -83,6 +83,12 @@ def reply_items(
     return first_page(api, path, creator.headers if headers is None else headers)
 
 
+def data_of(response: httpx.Response, status: int = 200) -> Any:
+    """The envelope's ``data`` of a response that must have answered ``status``."""
+    assert response.status_code == status, response.text
+    return response.json()["data"]
+
+
 def assert_error(
     response: httpx.Response, status: int, code: str | None = None, *, ip: str = "127.0.0.1"
 ) -> dict[str, Any]:

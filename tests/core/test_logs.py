@@ -23,7 +23,7 @@ from tests.safety.test_privacy import IPV4, found_in
 from tests.server import Server
 from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
-from tests.support.servers import own_server, running
+from tests.support.servers import own_server
 
 GENERATED_ID = re.compile(r"^[0-9a-f]{16}$")
 REQUEST_KEYS = {
@@ -213,17 +213,13 @@ def test_a_bad_log_setting_stops_serve_with_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_text_logs_on_request(
-    database_url_factory: Callable[[str], str], tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    logs = tmp_path_factory.mktemp("logs-text")
-    text = {"ANONBOX_LOG_FORMAT": "text"}
-    with (
-        running(database_url_factory("sqlite"), logs / "text.log", env=text) as server,
-        loopback_client(base_url=server.url, timeout=30) as api,
-    ):
+text_logging = own_server("text_logging", {"ANONBOX_LOG_FORMAT": "text"}, backends=("sqlite",))
+
+
+def test_text_logs_on_request(text_logging: Server) -> None:
+    with loopback_client(base_url=text_logging.url, timeout=30) as api:
         request_id = api.get("/healthz").headers["x-request-id"]
-    log = server.log()
+    log = text_logging.log()
     assert not log.lstrip().startswith("{")
     [line] = [line for line in log.splitlines() if f"request_id={request_id}" in line]
     assert "route=/healthz" in line

@@ -22,7 +22,7 @@ from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.http import loopback_client
 from tests.support.metrics import Labels, scrape, value
-from tests.support.servers import running
+from tests.support.servers import own_server
 
 MESSAGE_ROUTE = "/message/{link_id}"
 REPLY_ROUTE = "/message/{link_id}/{message_id}"
@@ -236,14 +236,10 @@ def test_metrics_answer_only_the_allowed_networks(guarded: Server, headers: dict
     assert "anonbox_" not in refused.text
 
 
-def test_metrics_can_be_switched_off(
-    database_url_factory: Callable[[str], str], tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    logs = tmp_path_factory.mktemp("metrics-off")
-    off = {"ANONBOX_METRICS": "off"}
-    with (
-        running(database_url_factory("sqlite"), logs / "off.log", env=off) as server,
-        loopback_client(base_url=server.url, timeout=30) as api,
-    ):
+metrics_off = own_server("metrics_off", {"ANONBOX_METRICS": "off"}, backends=("sqlite",))
+
+
+def test_metrics_can_be_switched_off(metrics_off: Server) -> None:
+    with loopback_client(base_url=metrics_off.url, timeout=30) as api:
         assert api.get("/healthz").status_code == 200
         assert_error(api.get("/metrics"), 404, "not_found")

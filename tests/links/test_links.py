@@ -13,7 +13,7 @@ import pytest
 
 from anonbox.links import repository as links_repository
 from anonbox.links.prompts import DEFAULT_PROMPT
-from tests.actions import assert_error, first_page, inbox_items, post_message
+from tests.actions import assert_error, data_of, first_page, inbox_items, post_message
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.db import query
@@ -55,15 +55,11 @@ def create(api: httpx.Client, creator: Creator, body: Any = None) -> httpx.Respo
 
 
 def new_link(api: httpx.Client, creator: Creator, prompt: str | None = None) -> dict[str, Any]:
-    made = create(api, creator, {} if prompt is None else {"prompt": prompt})
-    assert made.status_code == 201, made.text
-    return dict(made.json()["data"])
+    return dict(data_of(create(api, creator, {} if prompt is None else {"prompt": prompt}), 201))
 
 
 def listed(api: httpx.Client, creator: Creator) -> list[dict[str, Any]]:
-    response = api.get("/links", headers=creator.headers)
-    assert response.status_code == 200, response.text
-    return list(response.json()["data"]["items"])
+    return list(data_of(api.get("/links", headers=creator.headers))["items"])
 
 
 def shown(api: httpx.Client, creator: Creator, link_id: str) -> dict[str, Any]:

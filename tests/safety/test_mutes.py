@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.actions import assert_error, inbox_ids, post_message
+from tests.actions import assert_error, data_of, inbox_ids, post_message
 from tests.conftest import Creator, make_creator_in
 from tests.safety.conftest import (
     ULID,
@@ -39,15 +39,11 @@ def mute(api: httpx.Client, creator: Creator, word: str) -> httpx.Response:
 
 
 def muted(api: httpx.Client, creator: Creator, word: str) -> dict[str, Any]:
-    response = mute(api, creator, word)
-    assert response.status_code == 201, response.text
-    return dict(response.json()["data"])
+    return dict(data_of(mute(api, creator, word), 201))
 
 
 def muted_words(api: httpx.Client, creator: Creator) -> list[dict[str, Any]]:
-    listed = api.get("/muted-words", headers=creator.headers)
-    assert listed.status_code == 200, listed.text
-    return list(listed.json()["data"]["items"])
+    return list(data_of(api.get("/muted-words", headers=creator.headers))["items"])
 
 
 def test_mute_list_and_unmute_a_word(api: httpx.Client, creator: Creator) -> None:

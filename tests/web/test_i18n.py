@@ -28,7 +28,7 @@ from tests.actions import post_message, post_reply
 from tests.conftest import Creator
 from tests.server import Server
 from tests.support.db import execute, query
-from tests.support.forms import csrf_of
+from tests.support.forms import csrf_of, submitted
 from tests.support.http import loopback_client
 from tests.support.mail import SMTPServer, smtp_server, text_of  # noqa: F401 - fixture
 from tests.support.servers import own_server
@@ -263,11 +263,7 @@ def test_plural_forms_follow_the_language(
     api: httpx.Client, creator: Creator, browser: httpx.Client
 ) -> None:
     choose(browser, "es")
-    page = browser.get("/dashboard/account")
-    muted = browser.post(
-        "/dashboard/muted-words", data={"csrf_token": csrf_of(page.text), "word": "pineapple"}
-    )
-    assert muted.status_code == 303, muted.text
+    submitted(browser, "/dashboard/account", "/dashboard/muted-words", word="pineapple")
     confirm = f"/dashboard/links/{creator.link_id}/unanswered/delete"
     plain = (
         "Todos los mensajes de este enlace que no hayas respondido se eliminarán definitivamente."
@@ -290,11 +286,7 @@ def test_a_notice_mail_speaks_the_creators_language(
     smtp_server: SMTPServer,  # noqa: F811
 ) -> None:
     choose(browser, "es")
-    page = browser.get("/dashboard/notifications")
-    chosen = browser.post(
-        "/dashboard/email-notices", data={"csrf_token": csrf_of(page.text), "mode": "immediately"}
-    )
-    assert chosen.status_code == 303, chosen.text
+    submitted(browser, "/dashboard/notifications", "/dashboard/email-notices", mode="immediately")
 
     post_message(api, creator.link_id, "¿qué tal?")
     mail = smtp_server.mailbox.wait_for(email_of(server, creator))
