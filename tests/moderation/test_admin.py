@@ -78,13 +78,30 @@ def test_dismiss_resolves_the_report_and_keeps_the_message(
     assert message_id in inbox_ids(api, creator)
 
 
+def reported_beside_another(
+    api: httpx.Client, creator: Creator, reported: str, kept: str
+) -> tuple[str, str, str]:
+    """A message ``reported`` with a reply, then another, ``kept``, on ``creator``'s link,
+    and a report on the first: the ids of both messages and of the report."""
+    message_id = post_message(api, creator.link_id, reported)
+    post_reply(api, creator, message_id)
+    kept_id = post_message(api, creator.link_id, kept)
+    return message_id, kept_id, report(api, creator, message_id)
+
+
+def assert_gone(api: httpx.Client, creator: Creator, message_id: str) -> None:
+    """The message is in neither the creator's inbox nor at its own address."""
+    assert message_id not in inbox_ids(api, creator)
+    thread = api.get(f"/message/{creator.link_id}/{message_id}", headers=creator.headers)
+    assert_error(thread, 404)
+
+
 def test_delete_message_removes_it_with_its_replies(
     api: httpx.Client, creator: Creator, admin: Creator
 ) -> None:
-    message_id = post_message(api, creator.link_id, "something nasty")
-    post_reply(api, creator, message_id)
-    kept_id = post_message(api, creator.link_id, "something fine")
-    report_id = report(api, creator, message_id)
+    message_id, kept_id, report_id = reported_beside_another(
+        api, creator, "something nasty", "something fine"
+    )
     other_report = report(api, creator, message_id, "seconded")
 
     resolved = resolve(api, admin, report_id, "delete_message")
@@ -97,9 +114,7 @@ def test_delete_message_removes_it_with_its_replies(
     assert data["message_excerpt"] == "something nasty"
 
     assert inbox_ids(api, creator)[:1] == [kept_id]
-    assert message_id not in inbox_ids(api, creator)
-    thread = api.get(f"/message/{creator.link_id}/{message_id}", headers=creator.headers)
-    assert_error(thread, 404)
+    assert_gone(api, creator, message_id)
     # Nothing is left to decide on the other report about the same message.
     other = report_by_id(api, admin, other_report)
     assert (other["status"], other["resolution"]) == ("resolved", "delete_message")
@@ -154,18 +169,13 @@ def test_block_sender_of_a_deleted_message_is_a_conflict_and_leaves_the_report_o
 def test_admin_deletes_a_message_on_anyone_s_link(
     api: httpx.Client, creator: Creator, admin: Creator
 ) -> None:
-    message_id = post_message(api, creator.link_id, "goes")
-    post_reply(api, creator, message_id)
-    kept_id = post_message(api, creator.link_id, "stays")
-    report_id = report(api, creator, message_id)
+    message_id, kept_id, report_id = reported_beside_another(api, creator, "goes", "stays")
 
     deleted = api.delete(f"/admin/messages/{message_id}", headers=admin.headers)
     assert deleted.status_code == 200, deleted.text
     assert deleted.json()["data"] is None
-    assert message_id not in inbox_ids(api, creator)
     assert kept_id in inbox_ids(api, creator)
-    thread = api.get(f"/message/{creator.link_id}/{message_id}", headers=creator.headers)
-    assert_error(thread, 404)
+    assert_gone(api, creator, message_id)
     listed = report_by_id(api, admin, report_id)
     assert (listed["status"], listed["resolution"]) == ("resolved", "delete_message")
     assert "message_id" not in listed

@@ -113,6 +113,20 @@ def subscribe(api: httpx.Client, mailbox: Mailbox, creator: Creator, mode: str) 
     return address
 
 
+def subscribed(
+    server: Server, api: httpx.Client, mailbox: Mailbox, mode: str
+) -> tuple[Creator, str]:
+    """A new creator on ``server``, subscribed in ``mode``; the creator and the address."""
+    creator = make_creator_in(server.database_url)
+    return creator, subscribe(api, mailbox, creator, mode)
+
+
+def assert_notices_stay_at(mailbox: Mailbox, address: str, count: int) -> None:
+    """A while later ``address`` has still been sent ``count`` notices: no more came."""
+    time.sleep(1.5)
+    assert len(notices_to(mailbox, address)) == count
+
+
 def send(api: httpx.Client, creator: Creator, text: str) -> str:
     return post_message(api, creator.link_id, text)
 
@@ -120,8 +134,7 @@ def send(api: httpx.Client, creator: Creator, text: str) -> str:
 def test_immediate_notice_carries_the_text_and_a_one_click_unsubscribe(
     noticed: Server, api: httpx.Client, mailbox: RefusingHandler
 ) -> None:
-    creator = make_creator_in(noticed.database_url)
-    address = subscribe(api, mailbox.mailbox, creator, "immediately")
+    creator, address = subscribed(noticed, api, mailbox.mailbox, "immediately")
     send(api, creator, "Is the coffee machine ever fixed?")
     notice = mailbox.mailbox.wait_for(address, count=2)
     assert notice["Subject"] == "New anonymous message"
@@ -152,8 +165,7 @@ def test_immediate_notice_carries_the_text_and_a_one_click_unsubscribe(
     assert state["mode"] == "off"
     assert state["active"] is False
     send(api, creator, "Anyone there?")
-    time.sleep(1.5)
-    assert len(notices_to(mailbox.mailbox, address)) == 1
+    assert_notices_stay_at(mailbox.mailbox, address, 1)
 
 
 def test_an_override_in_a_message_is_closed_on_its_own_line_of_the_mail(
@@ -161,8 +173,7 @@ def test_an_override_in_a_message_is_closed_on_its_own_line_of_the_mail(
 ) -> None:
     # Plain text has no <bdi>: each quoted line of a message is isolated (FSI … PDI, its
     # override closed by PDF), so our "Read and answer…" after it reads left to right.
-    creator = make_creator_in(noticed.database_url)
-    address = subscribe(api, mailbox.mailbox, creator, "immediately")
+    creator, address = subscribed(noticed, api, mailbox.mailbox, "immediately")
     send(api, creator, "hello \u202eworld\nsecond \u2069\u202eline")
     notice = mailbox.mailbox.wait_for(address, count=2)
     text = text_of(notice).replace("\r\n", "\n")  # the mail's lines end in CRLF
@@ -180,8 +191,7 @@ def test_an_override_in_a_message_is_closed_on_its_own_line_of_the_mail(
 def test_an_unsubscribe_token_that_is_not_ours_is_refused(
     noticed: Server, api: httpx.Client, mailbox: RefusingHandler
 ) -> None:
-    creator = make_creator_in(noticed.database_url)
-    address = subscribe(api, mailbox.mailbox, creator, "immediately")
+    creator, address = subscribed(noticed, api, mailbox.mailbox, "immediately")
     # Well formed, but it names no subscription: not found, as an unknown id.
     forged = api.post(f"/notifications/unsubscribe?token={creator.user_id}.AAAA")
     assert_error(forged, 404, "not_found")
@@ -197,8 +207,7 @@ def test_an_unsubscribe_token_that_is_not_ours_is_refused(
 def test_hourly_digest_groups_several_messages_into_one_mail(
     noticed: Server, api: httpx.Client, mailbox: RefusingHandler
 ) -> None:
-    creator = make_creator_in(noticed.database_url)
-    address = subscribe(api, mailbox.mailbox, creator, "hourly")
+    creator, address = subscribed(noticed, api, mailbox.mailbox, "hourly")
     while time.time() % DIGEST_SECONDS > 0.5:  # start of a period: all three fall in it
         time.sleep(0.05)
     texts = ["first question", "second question", "third question"]
@@ -208,22 +217,19 @@ def test_hourly_digest_groups_several_messages_into_one_mail(
     assert digest["Subject"] == "3 new anonymous messages"
     assert all(text in text_of(digest) for text in texts)
     assert digest["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
-    time.sleep(1.5)
-    assert len(notices_to(mailbox.mailbox, address)) == 1
+    assert_notices_stay_at(mailbox.mailbox, address, 1)
 
 
 def test_a_refusing_mail_server_is_tried_again_and_the_notice_sent_once(
     noticed: Server, api: httpx.Client, mailbox: RefusingHandler
 ) -> None:
-    creator = make_creator_in(noticed.database_url)
-    address = subscribe(api, mailbox.mailbox, creator, "immediately")
+    creator, address = subscribed(noticed, api, mailbox.mailbox, "immediately")
     mailbox.refuse = 2
     send(api, creator, "through the storm")
     notice = mailbox.mailbox.wait_for(address, count=2, timeout=15)
     assert mailbox.refused == 2
     assert "through the storm" in text_of(notice)
-    time.sleep(1.5)
-    assert len(notices_to(mailbox.mailbox, address)) == 1
+    assert_notices_stay_at(mailbox.mailbox, address, 1)
 
 
 def test_off_sends_nothing(noticed: Server, api: httpx.Client, mailbox: RefusingHandler) -> None:
@@ -231,8 +237,7 @@ def test_off_sends_nothing(noticed: Server, api: httpx.Client, mailbox: Refusing
     state = api.get("/notifications/email", headers=never_chose.headers).json()["data"]
     assert state["mode"] == "off"
     assert state["address_state"] == "unconfirmed"
-    turned_off = make_creator_in(noticed.database_url)
-    address = subscribe(api, mailbox.mailbox, turned_off, "immediately")
+    turned_off, address = subscribed(noticed, api, mailbox.mailbox, "immediately")
     assert choose(api, turned_off, "off")["active"] is False
     send(api, never_chose, "to nobody's mailbox")
     send(api, turned_off, "to a mailbox that said no")
@@ -290,8 +295,7 @@ def test_nothing_is_mailed_before_the_address_is_confirmed(
     state = choose(api, creator, "immediately")
     assert state["address_state"] == "confirmation_sent"
     send(api, creator, "too early")
-    time.sleep(1.5)
-    assert notices_to(mailbox.mailbox, str(state["address"])) == []
+    assert_notices_stay_at(mailbox.mailbox, str(state["address"]), 0)
     bad = api.get("/notifications/email/confirm?token=" + creator.user_id + ".forged")
     assert_error(bad, 404, "not_found")
 
@@ -299,8 +303,7 @@ def test_nothing_is_mailed_before_the_address_is_confirmed(
 def test_no_mail_says_anything_about_the_sender(
     noticed: Server, api: httpx.Client, mailbox: RefusingHandler
 ) -> None:
-    creator = make_creator_in(noticed.database_url)
-    address = subscribe(api, mailbox.mailbox, creator, "immediately")
+    creator, address = subscribed(noticed, api, mailbox.mailbox, "immediately")
     sent = api.post(
         f"/message/{creator.link_id}",
         json={"message_content": "who am I?"},
