@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 from playwright.sync_api import Page
@@ -107,3 +108,20 @@ def receipt_and_gone_link(server: Server, api: httpx.Client, creator: Creator) -
     deleted = api.delete(f"/links/{doomed.link_id}", headers=doomed.headers)
     assert deleted.status_code in {200, 204}, deleted.text
     return receipt, doomed.link_id
+
+
+def furnish(server: Server, mailbox: SMTPServer, api: httpx.Client, admin: Admin) -> dict[str, Any]:
+    """What every tour's ``World`` shares, as ``Furnished``'s fields: a receipt and a
+    deleted link made with ``api`` beside ``admin``'s, the e-mail notice links, and an
+    account being deleted."""
+    receipt, gone = receipt_and_gone_link(server, api, admin.creator)
+    confirm, unsubscribe = mail_pages(server, mailbox, api)
+    return {
+        "server": server,
+        "admin": admin,
+        "receipt": receipt,
+        "gone": gone,
+        "confirm": confirm,
+        "unsubscribe": unsubscribe,
+        "leaving": leaving_account(server),
+    }

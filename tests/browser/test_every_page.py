@@ -31,13 +31,7 @@ from tests.browser.conftest import (
     off_the_loop,
     own_server,
 )
-from tests.browser.furnished import (
-    Furnished,
-    leaving_account,
-    mail_pages,
-    post_from,
-    receipt_and_gone_link,
-)
+from tests.browser.furnished import Furnished, furnish, post_from
 from tests.server import Server
 from tests.support.admin import make_account
 from tests.support.http import loopback_client, loopback_get
@@ -95,10 +89,8 @@ def world(full: Server, smtp_server: SMTPServer) -> World:
         assert liked.status_code in {200, 201}, liked.text
         reported = api.post(f"/message/{creator.link_id}/{ids[0]}/report", json={"reason": "spam"})
         assert reported.status_code == 201, reported.text
-        receipt, gone = receipt_and_gone_link(full, api, creator)
-        confirm, unsubscribe = mail_pages(full, smtp_server, api)
-    leaving = leaving_account(full)
-    return World(full, admin, receipt, gone, confirm, unsubscribe, leaving, answered=answered)
+        shared = furnish(full, smtp_server, api, admin)
+    return World(**shared, answered=answered)
 
 
 def public_pages(w: World) -> list[tuple[str, str]]:

@@ -54,14 +54,24 @@ def shared(page: Page) -> list[dict[str, Any]]:
     return list(page.evaluate("window.__shared"))
 
 
+def on_a_sharing_phone(
+    site: Site, new_context: Callable[..., BrowserContext], *, can_share_files: bool
+) -> tuple[Creator, str, Page]:
+    """An answered message's public page, open on a phone whose share sheet is faked (and
+    takes files when ``can_share_files``); the creator, the message's id and the page."""
+    creator, message_id = answered(site)
+    context = new_context(viewport=PHONE)
+    flag = "true" if can_share_files else "false"
+    context.add_init_script(f"const CAN_SHARE_FILES = {flag};" + FAKE_SHARE)
+    page = context.new_page()
+    page.goto(f"{site.url}/{creator.link_id}")
+    return creator, message_id, page
+
+
 def test_share_hands_the_card_png_to_the_share_sheet(
     site: Site, new_context: Callable[..., BrowserContext], screenshot: Screenshot
 ) -> None:
-    creator, message_id = answered(site)
-    context = new_context(viewport=PHONE)
-    context.add_init_script("const CAN_SHARE_FILES = true;" + FAKE_SHARE)
-    page = context.new_page()
-    page.goto(f"{site.url}/{creator.link_id}")
+    creator, message_id, page = on_a_sharing_phone(site, new_context, can_share_files=True)
     answer = page.locator(f"#answer-{message_id}")
     share = answer.get_by_role("button", name="Share", exact=True)
     expect(share).to_be_visible()
@@ -78,11 +88,7 @@ def test_share_hands_the_card_png_to_the_share_sheet(
 def test_share_falls_back_to_the_link_where_files_cannot_be_shared(
     site: Site, new_context: Callable[..., BrowserContext]
 ) -> None:
-    creator, message_id = answered(site)
-    context = new_context(viewport=PHONE)
-    context.add_init_script("const CAN_SHARE_FILES = false;" + FAKE_SHARE)
-    page = context.new_page()
-    page.goto(f"{site.url}/{creator.link_id}")
+    creator, message_id, page = on_a_sharing_phone(site, new_context, can_share_files=False)
     page.locator(f"#answer-{message_id}").get_by_role("button", name="Share", exact=True).click()
     [call] = shared(page)
     assert call == {

@@ -30,13 +30,7 @@ from playwright.sync_api import BrowserContext, Page
 
 from tests.actions import post_reply
 from tests.browser.conftest import Axe, Screenshot, account_pages, off_the_loop, own_server
-from tests.browser.furnished import (
-    Furnished,
-    leaving_account,
-    mail_pages,
-    post_from,
-    receipt_and_gone_link,
-)
+from tests.browser.furnished import Furnished, furnish, post_from
 from tests.server import Server
 from tests.support.admin import make_account, mute_phrase
 from tests.support.http import loopback_client
@@ -110,8 +104,7 @@ def world(phone: Server, smtp_server: SMTPServer) -> World:
         second_id = second.json()["data"]["id"]
         paused = api.patch(f"/links/{second_id}", json={"pause_for_hours": 24}, headers=headers)
         assert paused.status_code == 200, paused.text
-        receipt, gone = receipt_and_gone_link(phone, api, creator)
-        confirm, unsubscribe = mail_pages(phone, smtp_server, api)
+        shared = furnish(phone, smtp_server, api, admin)
         # The webhook's deliveries fail (nothing listens on port 9): wait for one to show.
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
@@ -119,15 +112,8 @@ def world(phone: Server, smtp_server: SMTPServer) -> World:
             if any(item["attempts"] for item in listed):
                 break
             time.sleep(0.2)
-    leaving = leaving_account(phone)
     return World(
-        phone,
-        admin,
-        receipt,
-        gone,
-        confirm,
-        unsubscribe,
-        leaving,
+        **shared,
         second=second_id,
         answered=ids[1],
         reply=reply,

@@ -31,6 +31,21 @@ def public_text(page: Page, url: str) -> str:
     return page.content().lower()
 
 
+def signs_up_by_mail(
+    page: Page, server: Server, mailbox: SMTPServer, name: str, form: tuple[str, str]
+) -> None:
+    """``name``@ a fresh domain signs up in ``page``, as a person does: the address typed
+    into the sign-in form (its field's label and its button's name, in the page's
+    language, are ``form``), the link mailed to it followed, up to the dashboard."""
+    address = f"{name}@{uuid.uuid4().hex[:8]}.example.jp"
+    label, button = form
+    page.goto(f"{server.url}/signin")
+    page.get_by_label(label).fill(address)
+    page.get_by_role("button", name=button).click()
+    page.goto(signin_link_in(mailbox.mailbox.wait_for(address)))
+    page.wait_for_url(f"{server.url}/dashboard")
+
+
 def test_hanako_names_herself_from_the_dashboard_prompt_in_japanese(
     mailing: Server,
     smtp_server: SMTPServer,
@@ -39,12 +54,13 @@ def test_hanako_names_herself_from_the_dashboard_prompt_in_japanese(
 ) -> None:
     context = new_context(locale="ja-JP", viewport=SMALL_PHONE)
     creator = context.new_page()
-    address = f"hanako.yamada@{uuid.uuid4().hex[:8]}.example.jp"
-    creator.goto(f"{mailing.url}/signin")
-    creator.get_by_label("メールアドレス").fill(address)
-    creator.get_by_role("button", name="ログインリンクをメールで受け取る").click()
-    creator.goto(signin_link_in(smtp_server.mailbox.wait_for(address)))
-    creator.wait_for_url(f"{mailing.url}/dashboard")
+    signs_up_by_mail(
+        creator,
+        mailing,
+        smtp_server,
+        "hanako.yamada",
+        ("メールアドレス", "ログインリンクをメールで受け取る"),
+    )
     link_id = creator.locator("#inbox").get_attribute("data-link-id")
     assert link_id
 
@@ -85,12 +101,13 @@ def test_not_now_puts_the_prompt_away_without_choosing_a_name(
     new_context: Callable[..., BrowserContext],
 ) -> None:
     creator = new_context(viewport=SMALL_PHONE, java_script_enabled=False).new_page()
-    address = f"kenji.sato@{uuid.uuid4().hex[:8]}.example.jp"
-    creator.goto(f"{mailing.url}/signin")
-    creator.get_by_label("Your e-mail address").fill(address)
-    creator.get_by_role("button", name="Email me a sign-in link").click()
-    creator.goto(signin_link_in(smtp_server.mailbox.wait_for(address)))
-    creator.wait_for_url(f"{mailing.url}/dashboard")
+    signs_up_by_mail(
+        creator,
+        mailing,
+        smtp_server,
+        "kenji.sato",
+        ("Your e-mail address", "Email me a sign-in link"),
+    )
     expect(creator.locator("#profile-prompt")).to_be_visible()
 
     creator.get_by_role("button", name="Not now").click()

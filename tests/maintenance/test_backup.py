@@ -202,19 +202,26 @@ def _damaged_at(fraction: float) -> Callable[[Path, Path], Path]:
     return spoil
 
 
-def _other_revision(source: Path, into: Path) -> Path:
+def _altered(source: Path, into: Path, *statements: str) -> Path:
+    """A copy of the backup ``source`` at ``into``, with ``statements`` run on it."""
     shutil.copyfile(source, into)
     with sqlite3.connect(into) as conn:
-        conn.execute("UPDATE alembic_version SET version_num = '9999'")
+        for statement in statements:
+            conn.execute(statement)
     return into
+
+
+def _other_revision(source: Path, into: Path) -> Path:
+    return _altered(source, into, "UPDATE alembic_version SET version_num = '9999'")
 
 
 def _short_of_a_row(source: Path, into: Path) -> Path:
-    shutil.copyfile(source, into)
-    with sqlite3.connect(into) as conn:
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("DELETE FROM replies WHERE rowid = (SELECT max(rowid) FROM replies)")
-    return into
+    return _altered(
+        source,
+        into,
+        "PRAGMA foreign_keys = ON",
+        "DELETE FROM replies WHERE rowid = (SELECT max(rowid) FROM replies)",
+    )
 
 
 def _not_a_backup(source: Path, into: Path) -> Path:
@@ -224,10 +231,7 @@ def _not_a_backup(source: Path, into: Path) -> Path:
 
 def _a_column_more(source: Path, into: Path) -> Path:
     """A whole backup at this schema's revision, with a column this schema lacks."""
-    shutil.copyfile(source, into)
-    with sqlite3.connect(into) as conn:
-        conn.execute("ALTER TABLE stream_overlays ADD COLUMN colour TEXT")
-    return into
+    return _altered(source, into, "ALTER TABLE stream_overlays ADD COLUMN colour TEXT")
 
 
 def _a_table_fewer(source: Path, into: Path) -> Path:
