@@ -65,6 +65,12 @@ def inbox_items(
     return first_page(api, path, creator.headers if headers is None else headers)
 
 
+def inbox_texts(base_url: str, creator: Creator) -> list[str]:
+    """The texts in the creator's inbox at ``base_url`` (its first 100, newest first)."""
+    with loopback_client(base_url=base_url, timeout=30) as api:
+        return [item["message_content"] for item in inbox_items(api, creator)]
+
+
 def inbox_ids(api: httpx.Client, creator: Creator) -> list[str]:
     return [item["id"] for item in inbox_items(api, creator)]
 

@@ -64,6 +64,7 @@ from tests.server import Server, anonbox_command_on
 from tests.support import servers
 from tests.support.http import loopback_client
 from tests.support.services import IN_CI
+from tests.support.signin import signin_link_command
 
 CHROMIUM = Path(os.environ.get("ANONBOX_TEST_CHROMIUM", "/usr/bin/chromium-headless-shell"))
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
@@ -258,6 +259,42 @@ class Site:
             sent = api.post(f"/message/{link_id}", json={"message_content": text})
         assert sent.status_code == 201, sent.text
         return str(sent.json()["data"]["id"])
+
+
+def confirm_after_a_cancel(page: Page, opener: str, title: str, rows: str, count: int) -> None:
+    """The confirmation page alone changes nothing (a prefetch or a link scanner): the link
+    ``opener`` leads to a page titled ``title``; Cancel, and ``rows`` still number ``count``;
+    the link again, and Confirm."""
+    page.get_by_role("link", name=opener).click()
+    expect(page.locator("#confirm-title")).to_have_text(title)
+    page.get_by_role("link", name="Cancel").click()
+    expect(page.locator(rows)).to_have_count(count)
+    page.get_by_role("link", name=opener).click()
+    page.locator("#confirm").click()
+
+
+def signs_in_new(page: Page, server: Server, name: str) -> str:
+    """``page`` signs in, by a link the CLI makes, as a new account ``name-…@example.org``;
+    the address."""
+    email = f"{name}-{uuid.uuid4().hex[:10]}@example.org"
+    page.goto(off_the_loop(signin_link_command, server, email))
+    return email
+
+
+def as_a_stranger(
+    site: Site, new_context: Callable[..., BrowserContext], paths: tuple[str, ...]
+) -> tuple[Page, str]:
+    """A creator of no concern to the test, signed in on a desktop page, opens each of
+    ``paths`` (another's) and is refused (403); the page, back on its own dashboard, and
+    the form token it has there."""
+    page = new_context(viewport=DESKTOP).new_page()
+    signs_in_new(page, site.server, "stranger")
+    for path in paths:
+        answer = page.goto(f"{site.url}{path}")
+        assert answer is not None
+        assert answer.status == 403, path
+    page.goto(f"{site.url}/dashboard")
+    return page, page.locator("input[name=csrf_token]").first.get_attribute("value") or ""
 
 
 def own_server(name: str, env: dict[str, str], **options: Any) -> Any:

@@ -5,12 +5,11 @@ and find the inbox and the share link working again."""
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable
 
 from playwright.sync_api import BrowserContext, expect
 
-from tests.browser.conftest import DESKTOP, Screenshot, Site, off_the_loop
+from tests.browser.conftest import DESKTOP, Screenshot, Site, off_the_loop, signs_in_new
 from tests.support.signin import signin_link_command
 
 
@@ -18,8 +17,7 @@ def test_a_creator_downloads_their_data_deletes_the_account_and_cancels(
     site: Site, new_context: Callable[..., BrowserContext], screenshot: Screenshot
 ) -> None:
     page = new_context(viewport=DESKTOP, accept_downloads=True).new_page()
-    email = f"leaving-{uuid.uuid4().hex[:10]}@example.org"
-    page.goto(off_the_loop(signin_link_command, site.server, email))
+    email = signs_in_new(page, site.server, "leaving")
     link_id = page.locator("#inbox").get_attribute("data-link-id")
     assert link_id
     with site.api() as api:

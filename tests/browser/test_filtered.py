@@ -10,17 +10,21 @@ from collections.abc import Callable
 
 from playwright.sync_api import BrowserContext, expect
 
-from tests.browser.conftest import DESKTOP, Site, off_the_loop
+from tests.browser.conftest import (
+    DESKTOP,
+    Site,
+    as_a_stranger,
+    confirm_after_a_cancel,
+    signs_in_new,
+)
 from tests.browser.test_links_page import save_settings
-from tests.support.signin import signin_link_command
 
 
 def test_the_folder_is_seen_restored_from_and_emptied_with_a_confirmation(
     site: Site, new_context: Callable[..., BrowserContext]
 ) -> None:
     page = new_context(viewport=DESKTOP).new_page()
-    email = f"filtered-{uuid.uuid4().hex[:10]}@example.org"
-    page.goto(off_the_loop(signin_link_command, site.server, email))
+    signs_in_new(page, site.server, "filtered")
     link_id = page.locator("#inbox").get_attribute("data-link-id")
     assert link_id
     expect(page.locator("#filtered-link")).to_have_text("Filtered (0)")
@@ -53,14 +57,9 @@ def test_the_folder_is_seen_restored_from_and_emptied_with_a_confirmation(
     expect(page.locator(f"#m-{first}")).to_be_visible()
     expect(page.locator("#filtered-link")).to_have_text("Filtered (1)")
 
-    # The confirmation page alone changes nothing (a prefetch or a link scanner).
     page.locator("#filtered-link").click()
-    page.get_by_role("link", name="Empty the folder…").click()
-    expect(page.locator("#confirm-title")).to_have_text("Empty the filtered folder?")
-    page.get_by_role("link", name="Cancel").click()
-    expect(page.locator("#filtered-messages article")).to_have_count(1)
-    page.get_by_role("link", name="Empty the folder…").click()
-    page.locator("#confirm").click()
+    folder = "#filtered-messages article"
+    confirm_after_a_cancel(page, "Empty the folder…", "Empty the filtered folder?", folder, 1)
     expect(page.locator("#filtered-empty")).to_be_visible()
     expect(page.locator("#filtered-title")).to_have_text("Filtered (0)")
 
@@ -79,17 +78,8 @@ def test_a_stranger_cannot_open_or_empty_someone_elses_folder(
     site: Site, new_context: Callable[..., BrowserContext]
 ) -> None:
     victim = site.new_creator()
-    page = new_context(viewport=DESKTOP).new_page()
-    page.goto(off_the_loop(signin_link_command, site.server, f"x-{uuid.uuid4().hex[:8]}@e.org"))
-    for path in (
-        f"/dashboard/links/{victim.link_id}/filtered",
-        f"/dashboard/links/{victim.link_id}/filtered/empty",
-    ):
-        answer = page.goto(f"{site.url}{path}")
-        assert answer is not None
-        assert answer.status == 403, path
-    page.goto(f"{site.url}/dashboard")
-    token = page.locator("input[name=csrf_token]").first.get_attribute("value") or ""
+    folder = f"/dashboard/links/{victim.link_id}/filtered"
+    page, token = as_a_stranger(site, new_context, (folder, f"{folder}/empty"))
     done = page.request.post(
         f"{site.url}/dashboard/links/{victim.link_id}/filtered/empty", form={"csrf_token": token}
     )
@@ -101,8 +91,7 @@ def test_an_open_inbox_drops_a_message_a_word_muted_in_another_tab_moves(
 ) -> None:
     context = new_context(viewport=DESKTOP)
     inbox = context.new_page()
-    email = f"live-{uuid.uuid4().hex[:10]}@example.org"
-    inbox.goto(off_the_loop(signin_link_command, site.server, email))
+    signs_in_new(inbox, site.server, "live")
     link_id = inbox.locator("#inbox").get_attribute("data-link-id")
     assert link_id
     word = f"zqmute{uuid.uuid4().hex[:8]}"

@@ -65,6 +65,13 @@ def ask_for_link(page: Page, base_url: str, address: str) -> None:
     page.get_by_role("button", name="Email me a sign-in link").click()
 
 
+def link_mailed_to(page: Page, server: Server, mailbox: SMTPServer) -> str:
+    """A new address asks ``server`` for a sign-in link in ``page``; the link mailed."""
+    address = new_address()
+    ask_for_link(page, server.url, address)
+    return signin_link_in(mailbox.mailbox.wait_for(address))
+
+
 def signed_in(context: BrowserContext) -> bool:
     return any(cookie["name"] == SESSION_COOKIE for cookie in context.cookies())
 
@@ -149,9 +156,7 @@ def test_a_used_link_is_a_clear_page_and_no_session(
 ) -> None:
     context = new_context()
     page = context.new_page()
-    address = new_address()
-    ask_for_link(page, fresh.url, address)
-    link = signin_link_in(smtp_server.mailbox.wait_for(address))
+    link = link_mailed_to(page, fresh, smtp_server)
     page.goto(link)
     page.wait_for_url(f"{fresh.url}/dashboard")
     context.clear_cookies()  # signed out, the link kept
@@ -168,9 +173,7 @@ def test_a_link_opened_in_another_browser_is_a_clear_page_and_no_session(
     fresh: Server, smtp_server: SMTPServer, new_context: Callable[..., BrowserContext]
 ) -> None:
     asking = new_context().new_page()
-    address = new_address()
-    ask_for_link(asking, fresh.url, address)
-    link = signin_link_in(smtp_server.mailbox.wait_for(address))
+    link = link_mailed_to(asking, fresh, smtp_server)
 
     other = new_context()
     page = other.new_page()
@@ -185,9 +188,7 @@ def test_an_expired_link_is_a_clear_page_and_no_session(
 ) -> None:
     context = new_context()
     page = context.new_page()
-    address = new_address()
-    ask_for_link(page, short_lived.url, address)
-    link = signin_link_in(smtp_server.mailbox.wait_for(address))
+    link = link_mailed_to(page, short_lived, smtp_server)
     page.wait_for_timeout(2500)
 
     page.goto(link)

@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import base64
 import json
-import uuid
 from collections.abc import Callable
 
 from altcha.v1 import Challenge, solve_challenge
 from playwright.sync_api import BrowserContext, expect
 
-from tests.browser.conftest import PHONE, Screenshot, off_the_loop, own_server
-from tests.conftest import Creator, make_creator_in
+from tests.actions import inbox_texts
+from tests.browser.conftest import PHONE, Screenshot, off_the_loop, own_server, signs_in_new
+from tests.conftest import make_creator_in
 from tests.server import Server
 from tests.support.http import loopback_client
-from tests.support.signin import signin_link_command
 
 LINK_RATE = 5
 
@@ -39,13 +38,6 @@ def flood(server: Server, link_id: str, posts: int) -> list[int]:
             ).status_code
             for n in range(posts)
         ]
-
-
-def inbox_texts(server: Server, creator: Creator) -> list[str]:
-    with loopback_client(base_url=server.url, timeout=30) as api:
-        answer = api.get(f"/message/{creator.link_id}?limit=100", headers=creator.headers)
-    assert answer.status_code == 200, answer.text
-    return [item["message_content"] for item in answer.json()["data"]["items"]]
 
 
 def test_a_person_gets_through_a_flood_that_a_script_does_not(
@@ -74,7 +66,7 @@ def test_a_person_gets_through_a_flood_that_a_script_does_not(
     expect(page.locator("#message")).to_have_value("")
     screenshot(page, "send-page-during-a-flood")
 
-    texts = inbox_texts(flooded, creator)
+    texts = inbox_texts(flooded.url, creator)
     assert texts[0] == "A real person, in the middle of a flood"
     assert "a script's message" not in texts
     assert len(texts) == LINK_RATE + 1
@@ -91,7 +83,7 @@ def test_without_javascript_a_flooded_link_says_so_and_keeps_the_text(
     page.locator("#send").click()
     expect(page.locator("#error")).to_contain_text("flood of messages")
     expect(page.locator("#message")).to_have_value("no scripts here")
-    assert "no scripts here" not in inbox_texts(flooded, creator)
+    assert "no scripts here" not in inbox_texts(flooded.url, creator)
 
 
 def proved_post(server: Server, link_id: str, text: str, address: str) -> int:
@@ -117,8 +109,7 @@ def test_the_creator_sees_the_flood_and_blocks_the_network_it_comes_from(
     flooded: Server, new_context: Callable[..., BrowserContext], screenshot: Screenshot
 ) -> None:
     page = new_context(viewport=PHONE).new_page()
-    email = f"flooded-{uuid.uuid4().hex[:10]}@example.org"
-    page.goto(off_the_loop(signin_link_command, flooded, email))
+    signs_in_new(page, flooded, "flooded")
     expect(page.locator("#inbox-title")).to_be_visible()
     expect(page.locator("#flood")).to_have_count(0)  # no flood, no notice
     link_id = page.locator("#inbox").get_attribute("data-link-id")

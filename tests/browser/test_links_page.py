@@ -4,14 +4,18 @@ each behind a confirmation page that by itself changes nothing."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 
 from playwright.sync_api import BrowserContext, Page, expect
 
-from tests.browser.conftest import DESKTOP, Site, off_the_loop
+from tests.browser.conftest import (
+    DESKTOP,
+    Site,
+    as_a_stranger,
+    confirm_after_a_cancel,
+    signs_in_new,
+)
 from tests.support.http import loopback_client
-from tests.support.signin import signin_link_command
 
 
 def post(site: Site, link_id: str, text: str) -> str:
@@ -32,8 +36,7 @@ def test_links_are_made_cleaned_up_and_deleted_with_a_confirmation(
     site: Site, new_context: Callable[..., BrowserContext]
 ) -> None:
     page = new_context(viewport=DESKTOP).new_page()
-    email = f"links-{uuid.uuid4().hex[:10]}@example.org"
-    page.goto(off_the_loop(signin_link_command, site.server, email))
+    signs_in_new(page, site.server, "links")
     page.get_by_role("link", name="Links").click()
     expect(page.locator("#links li.link-row")).to_have_count(1)
 
@@ -69,13 +72,8 @@ def test_links_are_made_cleaned_up_and_deleted_with_a_confirmation(
     page.get_by_role("link", name="← Inbox").click()
     expect(page.locator("#messages .message-row")).to_have_count(4)
 
-    # The confirmation page alone changes nothing (a prefetch or a link scanner).
-    page.get_by_role("link", name="Delete all unanswered…").click()
-    expect(page.locator("#confirm-title")).to_have_text("Delete every unanswered message?")
-    page.get_by_role("link", name="Cancel").click()
-    expect(page.locator("#messages .message-row")).to_have_count(4)
-    page.get_by_role("link", name="Delete all unanswered…").click()
-    page.locator("#confirm").click()
+    unanswered, title = "Delete all unanswered…", "Delete every unanswered message?"
+    confirm_after_a_cancel(page, unanswered, title, "#messages .message-row", 4)
     expect(page.locator("#messages .message-row")).to_have_count(1)
     expect(page.locator(f"#m-{kept}")).to_be_visible()
 
@@ -94,21 +92,12 @@ def test_a_stranger_cannot_use_the_clean_ups_of_someone_elses_link(
 ) -> None:
     victim = site.new_creator()
     post(site, victim.link_id, "do not delete me")
-    page = new_context(viewport=DESKTOP).new_page()
-    page.goto(off_the_loop(signin_link_command, site.server, f"x-{uuid.uuid4().hex[:8]}@e.org"))
-    for path in (
+    clean_ups = (
         f"/dashboard/links/{victim.link_id}/delete",
         f"/dashboard/links/{victim.link_id}/unanswered/delete",
-    ):
-        answer = page.goto(f"{site.url}{path}")
-        assert answer is not None
-        assert answer.status == 403, path  # as the inbox of another's link
-    page.goto(f"{site.url}/dashboard")
-    token = page.locator("input[name=csrf_token]").first.get_attribute("value") or ""
-    for path in (
-        f"/dashboard/links/{victim.link_id}/delete",
-        f"/dashboard/links/{victim.link_id}/unanswered/delete",
-    ):
+    )
+    page, token = as_a_stranger(site, new_context, clean_ups)  # as the inbox of another's link
+    for path in clean_ups:
         done = page.request.post(f"{site.url}{path}", form={"csrf_token": token})
         assert done.status == 403, path
     with loopback_client(base_url=site.url, timeout=30) as api:

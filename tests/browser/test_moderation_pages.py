@@ -19,6 +19,7 @@ from tests.browser.conftest import (
     Screenshot,
     off_the_loop,
     own_server,
+    signs_in_new,
 )
 from tests.conftest import Creator, make_creator_in
 from tests.moderation.conftest import report
@@ -108,8 +109,7 @@ def test_a_creator_who_is_not_an_admin_finds_no_way_in(
     moderated: Server, new_context: Callable[..., BrowserContext], screenshot: Screenshot
 ) -> None:
     page = new_context(viewport=PHONE).new_page()
-    email = f"not-admin-{uuid.uuid4().hex[:8]}@example.org"
-    page.goto(off_the_loop(signin_link_command, moderated, email))
+    signs_in_new(page, moderated, "not-admin")
     expect(page.locator("#inbox")).to_be_visible()
     expect(page.get_by_role("link", name="Admin", exact=True)).to_have_count(0)
     for path in ("/admin", "/admin/phrases", "/admin/log"):

@@ -4,18 +4,16 @@ that checks every signature with the secret the page showed."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 
 from playwright.sync_api import BrowserContext, expect
 from standardwebhooks import Webhook
 
-from tests.browser.conftest import DESKTOP, Screenshot, off_the_loop, own_server
+from tests.browser.conftest import DESKTOP, Screenshot, own_server, signs_in_new
 from tests.notifications.test_webhooks import Receiver, wait_for
 from tests.notifications.test_webhooks import receiver as receiver  # the same fixture
 from tests.server import Server
 from tests.support.http import loopback_client
-from tests.support.signin import signin_link_command
 
 hooked = own_server(
     "hooked", {"ANONBOX_WEBHOOK_ALLOW_PRIVATE": "true", "ANONBOX_WEBHOOK_RETRY_SECONDS": "0.2"}
@@ -29,8 +27,7 @@ def test_a_creator_adds_a_webhook_and_watches_it_deliver(
     screenshot: Screenshot,
 ) -> None:
     page = new_context(viewport=DESKTOP).new_page()
-    email = f"hooks-{uuid.uuid4().hex[:10]}@example.org"
-    page.goto(off_the_loop(signin_link_command, hooked, email))
+    signs_in_new(page, hooked, "hooks")
     link_id = page.locator("#inbox").get_attribute("data-link-id")
     page.get_by_role("link", name="Notifications").click()
     expect(page.locator("#webhooks")).to_contain_text("None.")
@@ -73,8 +70,7 @@ def test_a_reload_adds_no_second_webhook_and_a_refused_url_stays_in_the_form(
     hooked: Server, receiver: Receiver, new_context: Callable[..., BrowserContext]
 ) -> None:
     page = new_context(viewport=DESKTOP).new_page()
-    email = f"hooks-{uuid.uuid4().hex[:10]}@example.org"
-    page.goto(off_the_loop(signin_link_command, hooked, email))
+    signs_in_new(page, hooked, "hooks")
     page.goto(f"{hooked.url}/dashboard/notifications")
 
     page.get_by_label("Webhook URL").fill(receiver.url)

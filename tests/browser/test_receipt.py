@@ -9,16 +9,14 @@ from typing import Any
 
 from playwright.sync_api import BrowserContext, expect
 
-from tests.actions import post_reply
+from tests.actions import inbox_items, post_reply
 from tests.browser.conftest import PHONE, Screenshot, Site
 from tests.conftest import Creator
 
 
 def inbox(site: Site, creator: Creator) -> list[dict[str, Any]]:
     with site.api() as api:
-        answer = api.get(f"/message/{creator.link_id}", headers=creator.headers)
-    assert answer.status_code == 200, answer.text
-    return list(answer.json()["data"]["items"])
+        return inbox_items(api, creator)
 
 
 def reply(site: Site, creator: Creator, message_id: str, text: str) -> None:

@@ -6,15 +6,8 @@ from collections.abc import Callable
 
 from playwright.sync_api import BrowserContext, expect
 
+from tests.actions import inbox_texts
 from tests.browser.conftest import PHONE, Screenshot, Site
-from tests.conftest import Creator
-
-
-def inbox_texts(site: Site, creator: Creator) -> list[str]:
-    with site.api() as api:
-        answer = api.get(f"/message/{creator.link_id}", headers=creator.headers)
-    assert answer.status_code == 200, answer.text
-    return [item["message_content"] for item in answer.json()["data"]["items"]]
 
 
 def test_a_message_sent_with_javascript_counts_as_typed_and_arrives(
@@ -38,7 +31,7 @@ def test_a_message_sent_with_javascript_counts_as_typed_and_arrives(
     expect(page.locator("#count")).to_have_text("0")
     assert page.url == f"{site.url}/{creator.link_id}"  # no navigation: sent through the API
     screenshot(page, "send-page-sent")
-    assert inbox_texts(site, creator) == [text]
+    assert inbox_texts(site.url, creator) == [text]
 
 
 def test_a_message_over_500_characters_cannot_be_sent(
@@ -62,7 +55,7 @@ def test_a_message_over_500_characters_cannot_be_sent(
 
     page.locator("#message").press("Backspace")
     expect(page.locator("#send")).to_be_enabled()
-    assert inbox_texts(site, creator) == []
+    assert inbox_texts(site.url, creator) == []
 
 
 def test_the_send_page_works_without_javascript(
@@ -78,11 +71,11 @@ def test_the_send_page_works_without_javascript(
     expect(page.locator("#sent")).to_contain_text("Sent!")
     expect(page.locator("#message")).to_have_value("")
     screenshot(page, "send-page-no-js-sent")
-    assert inbox_texts(site, creator) == ["Sent by a plain form post, no script at all"]
+    assert inbox_texts(site.url, creator) == ["Sent by a plain form post, no script at all"]
 
     # Too long without the script's counter: the server says so and keeps the text.
     page.locator("#message").fill("x" * 501)
     page.locator("#send").click()
     expect(page.locator("#error")).to_be_visible()
     expect(page.locator("#message")).to_have_value("x" * 501)
-    assert inbox_texts(site, creator) == ["Sent by a plain form post, no script at all"]
+    assert inbox_texts(site.url, creator) == ["Sent by a plain form post, no script at all"]
