@@ -120,37 +120,25 @@ def test_a_signed_follow_gets_a_signed_accept_and_a_rotated_key_is_read_again(
     assert followers(api, actor_url) == 0
 
 
+BLOCKED_DOMAINS = "/admin/federation/blocked-domains"
+
+
 def test_a_blocked_server_is_refused(
     federating: Server, fed_api: httpx.Client, fed_creator: Creator, remote: Remote
 ) -> None:
     api = fed_api
     admin = make_account(federating.database_url, admin=True)
-    assert_error(
-        api.post(
-            "/admin/federation/blocked-domains",
-            json={"domain": "127.0.0.2"},
-            headers=fed_creator.headers,
-        ),
-        403,
-    )
-    assert_error(
-        api.post(
-            "/admin/federation/blocked-domains",
-            json={"domain": "not a host"},
-            headers=admin.headers,
-        ),
-        400,
-    )
-    blocked = api.post(
-        "/admin/federation/blocked-domains", json={"domain": "127.0.0.2"}, headers=admin.headers
-    )
+
+    def block(domain: str, headers: dict[str, str]) -> httpx.Response:
+        return api.post(BLOCKED_DOMAINS, json={"domain": domain}, headers=headers)
+
+    assert_error(block("127.0.0.2", fed_creator.headers), 403)
+    assert_error(block("not a host", admin.headers), 400)
+    blocked = block("127.0.0.2", admin.headers)
     assert blocked.status_code == 201, blocked.text
     try:
-        again = api.post(
-            "/admin/federation/blocked-domains", json={"domain": "127.0.0.2"}, headers=admin.headers
-        )
-        assert_error(again, 409)
-        listed = api.get("/admin/federation/blocked-domains", headers=admin.headers)
+        assert_error(block("127.0.0.2", admin.headers), 409)
+        listed = api.get(BLOCKED_DOMAINS, headers=admin.headers)
         assert [d["domain"] for d in listed.json()["data"]["items"]] == ["127.0.0.2"]
         actor_url, path = open_to_follows(federating, api, fed_creator)
         follow = follow_of(remote, actor_url)
@@ -161,7 +149,7 @@ def test_a_blocked_server_is_refused(
         assert len(remote.received) == before
         assert followers(api, actor_url) == 0
     finally:
-        removed = api.delete("/admin/federation/blocked-domains/127.0.0.2", headers=admin.headers)
+        removed = api.delete(f"{BLOCKED_DOMAINS}/127.0.0.2", headers=admin.headers)
         assert removed.status_code == 200, removed.text
 
 

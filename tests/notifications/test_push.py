@@ -182,6 +182,16 @@ def subscribe(api: httpx.Client, creator: Creator, device: Device, preview: bool
     return str(added.json()["data"]["id"])
 
 
+def subscribed(
+    server: Server, api: httpx.Client, push_service: PushService, preview: bool = False
+) -> tuple[Creator, Device, str]:
+    """A new creator on ``server`` with one device of ``push_service`` subscribed (with
+    previews when ``preview``): the creator, the device and its subscription's id."""
+    creator = make_creator_in(server.database_url)
+    device = push_service.device()
+    return creator, device, subscribe(api, creator, device, preview)
+
+
 def listed(api: httpx.Client, creator: Creator) -> list[str]:
     answer = api.get("/push/subscriptions", headers=creator.headers)
     assert answer.status_code == 200, answer.text
@@ -288,9 +298,7 @@ def test_an_override_in_the_first_words_is_closed_before_the_ellipsis(
 ) -> None:
     # A notification's body is plain text: the first words are isolated (FSI … PDI) after
     # the cut, which here drops the override's own PDF, so our "…" is not turned around.
-    creator = make_creator_in(pushed.database_url)
-    previewing = push_service.device()
-    subscribe(api, creator, previewing, preview=True)
+    creator, previewing, _ = subscribed(pushed, api, push_service, preview=True)
     words = " ".join(f"word{n}" for n in range(20))
     post_message(api, creator.link_id, f"\u2069\u202e{words}\u202c")
     wait_for(lambda: push_service.accepted.get(path_of(previewing)))
@@ -305,9 +313,7 @@ def test_a_device_stored_under_the_earlier_longer_bound_still_gets_its_pushes(
 ) -> None:
     """Endpoints of up to 2,000 characters were taken until 2026-11-25, 1,024 since: one
     stored before is still pushed to, though it could not be added now."""
-    creator = make_creator_in(pushed.database_url)
-    device = push_service.device()
-    subscription_id = subscribe(api, creator, device)
+    creator, device, subscription_id = subscribed(pushed, api, push_service)
     padding = MAX_STORED_URL_CHARACTERS - len(device.endpoint) - 1
     old = Device(f"{device.endpoint}/{'a' * padding}", device.key, device.auth)
     assert MAX_URL_CHARACTERS < len(old.endpoint) == MAX_STORED_URL_CHARACTERS
@@ -331,9 +337,7 @@ def test_a_device_stored_under_the_earlier_longer_bound_still_gets_its_pushes(
 def test_a_muted_message_sends_nothing(
     pushed: Server, api: httpx.Client, push_service: PushService
 ) -> None:
-    creator = make_creator_in(pushed.database_url)
-    device = push_service.device()
-    subscribe(api, creator, device, preview=True)
+    creator, device, _ = subscribed(pushed, api, push_service, preview=True)
     muted = api.post("/muted-words", json={"word": "durian"}, headers=creator.headers)
     assert muted.status_code == 201, muted.text
     post_message(api, creator.link_id, "I love durian")
@@ -346,9 +350,7 @@ def test_a_muted_message_sends_nothing(
 def test_a_device_is_stored_once_per_endpoint_and_removable(
     pushed: Server, api: httpx.Client, push_service: PushService
 ) -> None:
-    creator = make_creator_in(pushed.database_url)
-    device = push_service.device()
-    first = subscribe(api, creator, device)
+    creator, device, first = subscribed(pushed, api, push_service)
     assert subscribe(api, creator, device, preview=True) == first
     items = api.get("/push/subscriptions", headers=creator.headers).json()["data"]["items"]
     assert [(i["id"], i["preview"]) for i in items] == [(first, True)]
