@@ -9,6 +9,8 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from email.message import EmailMessage
 
 import httpx
 import pytest
@@ -102,28 +104,76 @@ def problem_of(page: httpx.Response) -> str:
     return found.group(1)
 
 
+@dataclass(frozen=True)
+class MailSignin:
+    """One person about to sign in by mail: a server, the SMTP server its mail goes
+    through, a browser of their own on that server and an address nobody used yet."""
+
+    servers: dict[str, Server]
+    smtp: SMTPServer
+    new_user_agent: Callable[[str], httpx.Client]
+    server: Server
+    browser: httpx.Client
+    address: str
+
+    def on(self, name: str) -> MailSignin:
+        """The same person on ``servers[name]``, with a browser of their own there."""
+        server = self.servers[name]
+        return replace(self, server=server, browser=self.new_user_agent(server.url))
+
+    def stranger(self) -> httpx.Client:
+        """Another browser on the same server, with an empty cookie jar."""
+        return self.new_user_agent(self.server.url)
+
+    def ask(
+        self, email: str | None = None, headers: dict[str, str] | None = None
+    ) -> httpx.Response:
+        """Ask for a link in this browser, for this address unless ``email`` is given."""
+        return ask_for_link(self.browser, self.address if email is None else email, headers)
+
+    def mail(self, address: str | None = None) -> EmailMessage:
+        """The sign-in mail to this address (or ``address``), once it arrives."""
+        return self.smtp.mailbox.wait_for(self.address if address is None else address)
+
+    def link_in_mail(self) -> str:
+        return signin_link_in(self.mail())
+
+    def mailed_link(self) -> str:
+        """Ask in this browser, then read the link from the mail."""
+        return mailed_link(self.browser, self.smtp, self.address)
+
+
+@pytest.fixture
+def mail_signin(
+    servers: dict[str, Server],
+    smtp_server: SMTPServer,
+    new_user_agent: Callable[[str], httpx.Client],
+) -> MailSignin:
+    """A fresh browser and address on the "mail" server (``.on(name)`` for another)."""
+    server = servers["mail"]
+    return MailSignin(
+        servers, smtp_server, new_user_agent, server, new_user_agent(server.url), new_address()
+    )
+
+
 # --- the path that works ----------------------------------------------------------------
 
 
 def test_a_new_address_gets_a_link_that_signs_in_and_makes_an_account(
-    servers: dict[str, Server],
-    smtp_server: SMTPServer,
-    new_user_agent: Callable[[str], httpx.Client],
+    mail_signin: MailSignin,
 ) -> None:
-    server = servers["mail"]
-    browser = new_user_agent(server.url)
-    address = new_address()
+    browser, address = mail_signin.browser, mail_signin.address
 
-    asked = ask_for_link(browser, address.upper())
+    asked = mail_signin.ask(address.upper())
 
     assert asked.status_code == 200, asked.text
     assert 'id="signin-email-sent"' in asked.text
-    mail = smtp_server.mailbox.wait_for(address)
+    mail = mail_signin.mail()
     assert mail["Subject"] == "Your anonbox sign-in link"
     assert mail["From"] == "anonbox <me@anonbox.test>"
-    assert smtp_server.mailbox.logins, "anonbox did not log in to the SMTP server"
+    assert mail_signin.smtp.mailbox.logins, "anonbox did not log in to the SMTP server"
     link = signin_link_in(mail)
-    assert link.startswith(f"{server.url}/signin/email?token=")  # development: this host
+    assert link.startswith(f"{mail_signin.server.url}/signin/email?token=")  # development
 
     followed = browser.get(link)
 
@@ -140,19 +190,14 @@ def test_a_new_address_gets_a_link_that_signs_in_and_makes_an_account(
 
 
 def test_google_and_email_with_one_address_reach_one_account(
-    servers: dict[str, Server],
-    provider: Provider,
-    smtp_server: SMTPServer,
-    new_user_agent: Callable[[str], httpx.Client],
+    mail_signin: MailSignin, provider: Provider
 ) -> None:
-    server = servers["mail"]
-    address = new_address()
-    by_google = sign_in(new_user_agent(server.url), provider.new_user(email=address))
+    by_google = sign_in(mail_signin.stranger(), provider.new_user(email=mail_signin.address))
     google_account = profile(by_google.user_agent, by_google.access_token)
 
-    browser = new_user_agent(server.url)
-    ask_for_link(browser, address)
-    followed = browser.get(signin_link_in(smtp_server.mailbox.wait_for(address)))
+    browser = mail_signin.browser
+    mail_signin.ask()
+    followed = browser.get(mail_signin.link_in_mail())
     token = session_token(followed)
     assert token is not None
 
@@ -160,16 +205,13 @@ def test_google_and_email_with_one_address_reach_one_account(
 
 
 def test_the_answer_is_the_same_whether_or_not_the_address_has_an_account(
-    servers: dict[str, Server],
-    smtp_server: SMTPServer,
-    new_user_agent: Callable[[str], httpx.Client],
+    mail_signin: MailSignin,
 ) -> None:
-    server = servers["mail"]
-    _, known = make_local_creator(server)
-    unknown = new_address()
+    _, known = make_local_creator(mail_signin.server)
+    unknown = mail_signin.address
 
     answers = {
-        address: ask_for_link(new_user_agent(server.url), address) for address in (known, unknown)
+        address: ask_for_link(mail_signin.stranger(), address) for address in (known, unknown)
     }
 
     def shape(response: httpx.Response, address: str) -> tuple[int, str, list[str]]:
@@ -179,21 +221,19 @@ def test_the_answer_is_the_same_whether_or_not_the_address_has_an_account(
 
     assert shape(answers[known], known) == shape(answers[unknown], unknown)
     for address in (known, unknown):
-        assert smtp_server.mailbox.wait_for(address)["Subject"] == "Your anonbox sign-in link"
+        assert mail_signin.mail(address)["Subject"] == "Your anonbox sign-in link"
 
 
-def test_a_link_is_stored_only_as_its_hash(
-    servers: dict[str, Server],
-    smtp_server: SMTPServer,
-    new_user_agent: Callable[[str], httpx.Client],
-) -> None:
-    server = servers["mail"]
-    address = new_address()
-    ask_for_link(new_user_agent(server.url), address)
-    token = signin_link_in(smtp_server.mailbox.wait_for(address)).rsplit("=", 1)[1]
+def test_a_link_is_stored_only_as_its_hash(mail_signin: MailSignin) -> None:
+    mail_signin.ask()
+    token = mail_signin.link_in_mail().rsplit("=", 1)[1]
 
     # The asked row, and the mailed link's own row (minted when the mail was written).
-    rows = query(server.database_url, "SELECT * FROM email_signin_tokens WHERE email = $1", address)
+    rows = query(
+        mail_signin.server.database_url,
+        "SELECT * FROM email_signin_tokens WHERE email = $1",
+        mail_signin.address,
+    )
     assert [r for r in rows if hashlib.sha256(token.encode()).hexdigest() in r.values()]
     assert not any(token in str(value) for row in rows for value in row.values())
 
@@ -201,17 +241,11 @@ def test_a_link_is_stored_only_as_its_hash(
 # --- links that must not sign anyone in -------------------------------------------------
 
 
-def test_a_link_works_once(
-    servers: dict[str, Server],
-    smtp_server: SMTPServer,
-    new_user_agent: Callable[[str], httpx.Client],
-) -> None:
-    server = servers["mail"]
-    browser = new_user_agent(server.url)
-    address = new_address()
-    binding = cookie_attributes(set_cookies(ask_for_link(browser, address), EMAIL_COOKIE)[0])
-    link = signin_link_in(smtp_server.mailbox.wait_for(address))
-    assert browser.get(link).status_code == 303
+def test_a_link_works_once(mail_signin: MailSignin) -> None:
+    server = mail_signin.server
+    binding = cookie_attributes(set_cookies(mail_signin.ask(), EMAIL_COOKIE)[0])
+    link = mail_signin.link_in_mail()
+    assert mail_signin.browser.get(link).status_code == 303
 
     # Again, from the same browser with its binding cookie still there (the success
     # answer deletes it, but a copy of the cookie must not make a second session).
@@ -226,19 +260,14 @@ def test_a_link_works_once(
 
 @pytest.mark.parametrize("round_", range(3))
 def test_a_link_opened_many_times_at_once_signs_in_once(
-    servers: dict[str, Server],
-    smtp_server: SMTPServer,
-    new_user_agent: Callable[[str], httpx.Client],
-    round_: int,
+    mail_signin: MailSignin, round_: int
 ) -> None:
     """The link is spent in one statement (``used_at IS NULL`` in its UPDATE): opened 15
     times at once in the browser that asked (a double click, a prefetch, tabs restored),
     one opening signs in and every other is the "already used" page, with one session."""
-    server = servers["mail"]
-    address = new_address()
-    asked = ask_for_link(new_user_agent(server.url), address)
-    binding = cookie_attributes(set_cookies(asked, EMAIL_COOKIE)[0])["value"]
-    link = signin_link_in(smtp_server.mailbox.wait_for(address))
+    server, address = mail_signin.server, mail_signin.address
+    binding = cookie_attributes(set_cookies(mail_signin.ask(), EMAIL_COOKIE)[0])["value"]
+    link = mail_signin.link_in_mail()
 
     def open_link(_: int) -> httpx.Response:
         with cookie_header_client(server.url, {EMAIL_COOKIE: binding}) as browser:
@@ -277,17 +306,13 @@ def test_a_link_opened_many_times_at_once_signs_in_once(
     ],
 )
 def test_a_new_account_s_first_link_asks_in_the_language_of_the_browser_that_signed_up(
-    servers: dict[str, Server],
-    smtp_server: SMTPServer,
-    accept_language: str,
-    prompt: str,
+    mail_signin: MailSignin, accept_language: str, prompt: str
 ) -> None:
     """The language is the signing-up browser's (Accept-Language); a link made later
     without a prompt, through the API or the dashboard, asks in the account's language."""
-    server = servers["mail"]
-    with http_client(server.url, headers={"Accept-Language": accept_language}) as browser:
-        address = new_address()
-        followed = browser.get(mailed_link(browser, smtp_server, address))
+    language = {"Accept-Language": accept_language}
+    with http_client(mail_signin.server.url, headers=language) as browser:
+        followed = browser.get(mailed_link(browser, mail_signin.smtp, mail_signin.address))
         assert followed.status_code == 303, followed.text
         token = session_token(followed)
         assert token is not None
@@ -313,20 +338,14 @@ def test_a_new_account_s_first_link_asks_in_the_language_of_the_browser_that_sig
         assert [link["prompt"] for link in listed] == [prompt] * 3
 
 
-def test_an_expired_link_signs_nobody_in(
-    servers: dict[str, Server],
-    smtp_server: SMTPServer,
-    new_user_agent: Callable[[str], httpx.Client],
-) -> None:
-    server = servers["strict"]  # links live one second there
-    address = new_address()
-    asked = ask_for_link(new_user_agent(server.url), address)
-    binding = cookie_attributes(set_cookies(asked, EMAIL_COOKIE)[0])["value"]
-    link = signin_link_in(smtp_server.mailbox.wait_for(address))
+def test_an_expired_link_signs_nobody_in(mail_signin: MailSignin) -> None:
+    strict = mail_signin.on("strict")  # links live one second there
+    binding = cookie_attributes(set_cookies(strict.ask(), EMAIL_COOKIE)[0])["value"]
+    link = strict.link_in_mail()
     time.sleep(1.2)
 
     # With the binding cookie kept past its own lifetime: the server's clock decides.
-    with http_client(server.url, headers={"Cookie": f"{EMAIL_COOKIE}={binding}"}) as browser:
+    with http_client(strict.server.url, headers={"Cookie": f"{EMAIL_COOKIE}={binding}"}) as browser:
         late = browser.get(link)
 
     assert late.status_code == 400
@@ -335,16 +354,12 @@ def test_an_expired_link_signs_nobody_in(
 
 
 def test_a_link_opened_in_another_browser_signs_nobody_in_and_is_not_spent(
-    servers: dict[str, Server],
-    smtp_server: SMTPServer,
-    new_user_agent: Callable[[str], httpx.Client],
+    mail_signin: MailSignin,
 ) -> None:
-    server = servers["mail"]
-    asking = new_user_agent(server.url)
-    address = new_address()
-    link = mailed_link(asking, smtp_server, address)
+    asking = mail_signin.browser
+    link = mail_signin.mailed_link()
 
-    elsewhere = new_user_agent(server.url).get(link)  # a forwarded mail, or a mail scanner
+    elsewhere = mail_signin.stranger().get(link)  # a forwarded mail, or a mail scanner
 
     assert elsewhere.status_code == 400
     assert "another browser" in problem_of(elsewhere)
@@ -353,10 +368,8 @@ def test_a_link_opened_in_another_browser_signs_nobody_in_and_is_not_spent(
 
 
 @pytest.mark.parametrize("token", ["", "x", "A" * 43, "A" * 5000])
-def test_a_made_up_link_is_a_page_and_no_session(
-    servers: dict[str, Server], new_user_agent: Callable[[str], httpx.Client], token: str
-) -> None:
-    answer = new_user_agent(servers["mail"].url).get("/signin/email", params={"token": token})
+def test_a_made_up_link_is_a_page_and_no_session(mail_signin: MailSignin, token: str) -> None:
+    answer = mail_signin.browser.get("/signin/email", params={"token": token})
     assert answer.status_code == 400
     assert "text/html" in answer.headers["content-type"]
     assert session_token(answer) is None
@@ -369,17 +382,15 @@ ATTACKERS = 20
 
 
 def test_nobody_can_lock_the_owner_of_an_address_out_and_its_mail_stays_bounded(
-    servers: dict[str, Server],
-    smtp_server: SMTPServer,
-    new_user_agent: Callable[[str], httpx.Client],
+    mail_signin: MailSignin,
 ) -> None:
     """ATTACKERS requests at once for one address, each from a network of its own, then
     its owner asks: the same page every time, one mail in all (ANONBOX_LIMIT_SIGNIN_ADDRESS,
     one per five minutes), and the owner signs in with the link in that mail, in their own
     browser. The same for an address with an account and one without."""
-    server = servers["mail"]
+    server = mail_signin.server
     _, known = make_local_creator(server)
-    unknown = new_address()
+    unknown = mail_signin.address
     pages: dict[str, list[httpx.Response]] = {}
 
     for n, address in enumerate((known, unknown)):
@@ -391,16 +402,16 @@ def test_nobody_can_lock_the_owner_of_an_address_out_and_its_mail_stays_bounded(
         asked = race(ATTACKERS, attack)
 
         assert [a.status_code for a in asked] == [200] * ATTACKERS, [a.text for a in asked]
-        owner = new_user_agent(server.url)
+        owner = mail_signin.stranger()
         mine = ask_for_link(owner, address, {"X-Forwarded-For": "198.51.100.77"})
         assert mine.status_code == 200, mine.text
         assert 'id="signin-email-sent"' in mine.text
         # The mail leaves after the answer: once none is due, exactly one went out.
-        smtp_server.mailbox.wait_for(address)
+        mail_signin.mail(address)
         mails_settled(server, address)
-        [mail] = smtp_server.mailbox.to(address)
+        [mail] = mail_signin.smtp.mailbox.to(address)
         link = signin_link_in(mail)
-        assert new_user_agent(server.url).get(link).status_code == 400  # never asked there
+        assert mail_signin.stranger().get(link).status_code == 400  # never asked there
 
         followed = owner.get(link)
 
@@ -483,13 +494,12 @@ def test_the_signin_page_shows_only_the_ways_that_are_configured(
 
 
 def test_in_development_without_smtp_the_mail_is_printed_on_the_console(
-    servers: dict[str, Server], new_user_agent: Callable[[str], httpx.Client]
+    mail_signin: MailSignin,
 ) -> None:
-    server = servers["console"]
-    browser = new_user_agent(server.url)
-    address = new_address()
+    console = mail_signin.on("console")
+    server, browser, address = console.server, console.browser, console.address
 
-    asked = ask_for_link(browser, address)
+    asked = console.ask()
 
     assert asked.status_code == 200
     assert 'id="signin-console"' in asked.text
@@ -507,13 +517,10 @@ def test_in_development_without_smtp_the_mail_is_printed_on_the_console(
 
 
 def test_in_production_links_use_the_public_url_and_cookies_are_secure(
-    servers: dict[str, Server],
-    smtp_server: SMTPServer,
-    new_user_agent: Callable[[str], httpx.Client],
+    mail_signin: MailSignin,
 ) -> None:
-    server = servers["production"]
-    address = new_address()
-    browser = new_user_agent(server.url)
+    production = mail_signin.on("production")
+    server, browser, address = production.server, production.browser, production.address
     page = browser.get("/signin")
     # Sent by hand: a cookie jar keeps a Secure cookie off plain HTTP, as a browser would.
     csrf = cookie_attributes(set_cookies(page, "__Host-anonbox_csrf")[0])["value"]
@@ -525,7 +532,7 @@ def test_in_production_links_use_the_public_url_and_cookies_are_secure(
     )
 
     assert asked.status_code == 200
-    link = signin_link_in(smtp_server.mailbox.wait_for(address))
+    link = production.link_in_mail()
     assert link.startswith(f"{PUBLIC_URL}/signin/email?token=")
     [binding] = set_cookies(asked, EMAIL_COOKIE)
     attributes = cookie_attributes(binding)
@@ -556,24 +563,22 @@ def test_in_production_links_use_the_public_url_and_cookies_are_secure(
     ],
 )
 def test_an_address_that_is_not_one_gets_a_page_and_no_mail(
-    servers: dict[str, Server],
-    smtp_server: SMTPServer,
-    new_user_agent: Callable[[str], httpx.Client],
-    typed: str,
+    mail_signin: MailSignin, typed: str
 ) -> None:
-    before = len(smtp_server.mailbox.messages)
-    answer = ask_for_link(new_user_agent(servers["mail"].url), typed)
+    mailbox = mail_signin.smtp.mailbox
+    before = len(mailbox.messages)
+    answer = mail_signin.ask(typed)
     assert answer.status_code == 400
     assert "e-mail address" in problem_of(answer)
     time.sleep(0.1)
-    assert len(smtp_server.mailbox.messages) == before
+    assert len(mailbox.messages) == before
 
 
 def test_a_form_without_its_csrf_token_or_with_a_file_is_refused_cleanly(
-    servers: dict[str, Server], new_user_agent: Callable[[str], httpx.Client]
+    mail_signin: MailSignin,
 ) -> None:
-    browser = new_user_agent(servers["mail"].url)
-    no_token = browser.post("/signin/email", data={"email": new_address()})
+    browser = mail_signin.browser
+    no_token = browser.post("/signin/email", data={"email": mail_signin.address})
     assert no_token.status_code == 403
     token = csrf_of(browser.get("/signin").text)
     as_file = browser.post(
@@ -606,15 +611,15 @@ def mails_settled(server: Server, address: str, timeout: float = 30.0) -> None:
 
 
 def test_a_mail_server_that_does_not_answer_changes_nothing_in_the_answer_and_leaks_nothing(
-    servers: dict[str, Server], new_user_agent: Callable[[str], httpx.Client]
+    mail_signin: MailSignin,
 ) -> None:
     """The answer comes before the mail is handed over, so it is the usual page (a 503
     here, and a 200 for an ask the per-address limit held back, would tell them apart);
     the mail stays due and is tried again while its link would work."""
-    server = servers["mail_down"]
-    address = new_address()
+    down = mail_signin.on("mail_down")
+    server, address = down.server, down.address
 
-    answer = ask_for_link(new_user_agent(server.url), address)
+    answer = down.ask()
 
     assert answer.status_code == 200, answer.text
     assert 'id="signin-email-sent"' in answer.text
@@ -632,32 +637,24 @@ def test_a_mail_server_that_does_not_answer_changes_nothing_in_the_answer_and_le
 
 
 def test_a_refused_recipient_gets_the_usual_page_and_the_log_does_not_quote_it(
-    servers: dict[str, Server],
-    new_user_agent: Callable[[str], httpx.Client],
+    mail_signin: MailSignin,
 ) -> None:
-    server = servers["mail"]
+    server = mail_signin.server
     address = f"{REFUSED_PREFIX}{uuid.uuid4().hex[:12]}@example.org"
 
-    answer = ask_for_link(new_user_agent(server.url), address)
+    answer = mail_signin.ask(address)
 
     assert answer.status_code == 200, answer.text
     assert 'id="signin-email-sent"' in answer.text
     assert address not in logged(server, "SMTPRecipientsRefused")
 
 
-def test_the_log_keeps_no_address_and_no_link(
-    servers: dict[str, Server],
-    smtp_server: SMTPServer,
-    new_user_agent: Callable[[str], httpx.Client],
-) -> None:
-    server = servers["mail"]
-    browser = new_user_agent(server.url)
-    address = new_address()
-    link = mailed_link(browser, smtp_server, address)
-    browser.get(link)
+def test_the_log_keeps_no_address_and_no_link(mail_signin: MailSignin) -> None:
+    link = mail_signin.mailed_link()
+    mail_signin.browser.get(link)
 
-    log = server.log()
-    assert address not in log
+    log = mail_signin.server.log()
+    assert mail_signin.address not in log
     assert link.rsplit("=", 1)[1] not in log
 
 
@@ -665,30 +662,30 @@ def test_the_log_keeps_no_address_and_no_link(
 
 
 def test_signin_link_prints_a_one_time_link_and_makes_the_creator_if_new(
-    servers: dict[str, Server], new_user_agent: Callable[[str], httpx.Client]
+    mail_signin: MailSignin,
 ) -> None:
-    server = servers["console"]
-    address = new_address()
+    console = mail_signin.on("console")
+    server, address = console.server, console.address
 
     link = signin_link_command(server, address)
 
     assert link.startswith(f"{server.url}/signin/email?token=")
-    followed = new_user_agent(server.url).get(link)  # any browser: there was none to bind to
+    followed = console.browser.get(link)  # any browser: there was none to bind to
     token = session_token(followed)
     assert followed.status_code == 303
     assert token is not None
-    assert profile(new_user_agent(server.url), token)["email"] == address
-    assert new_user_agent(server.url).get(link).status_code == 400  # once
+    assert profile(console.stranger(), token)["email"] == address
+    assert console.stranger().get(link).status_code == 400  # once
 
 
 def test_signin_link_for_an_existing_creator_signs_in_to_that_account(
-    servers: dict[str, Server], new_user_agent: Callable[[str], httpx.Client]
+    mail_signin: MailSignin,
 ) -> None:
-    server = servers["console"]
-    creator, address = make_local_creator(server)
+    console = mail_signin.on("console")
+    creator, address = make_local_creator(console.server)
 
-    followed = new_user_agent(server.url).get(signin_link_command(server, address))
+    followed = console.browser.get(signin_link_command(console.server, address))
 
     token = session_token(followed)
     assert token is not None
-    assert profile(new_user_agent(server.url), token)["user_id"] == creator.user_id
+    assert profile(console.stranger(), token)["user_id"] == creator.user_id
