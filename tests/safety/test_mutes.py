@@ -46,6 +46,18 @@ def muted_words(api: httpx.Client, creator: Creator) -> list[dict[str, Any]]:
     return list(data_of(api.get("/muted-words", headers=creator.headers))["items"])
 
 
+@pytest.fixture
+def muting(api: httpx.Client, make_creator: Callable[[], Creator]) -> Callable[[str], Creator]:
+    """A new creator who has muted ``word`` (and nothing else)."""
+
+    def make(word: str) -> Creator:
+        creator = make_creator()
+        muted(api, creator, word)
+        return creator
+
+    return make
+
+
 def test_mute_list_and_unmute_a_word(api: httpx.Client, creator: Creator) -> None:
     response = mute(api, creator, "idiot")
     assert response.status_code == 201, response.text
@@ -79,20 +91,18 @@ def test_mute_list_and_unmute_a_word(api: httpx.Client, creator: Creator) -> Non
     ],
 )
 def test_a_muted_word_drops_the_message_whatever_its_case_accents_or_width(
-    api: httpx.Client, make_creator: Callable[[], Creator], text: str
+    api: httpx.Client, muting: Callable[[str], Creator], text: str
 ) -> None:
-    creator = make_creator()
-    muted(api, creator, "idiot")
+    creator = muting("idiot")
     assert_created_message(send(api, creator.link_id, text), text)
     assert inbox_ids(api, creator) == []
 
 
 @pytest.mark.parametrize("text", ["idiotic", "idiotsy", "myidiot", "idiot_", "idiot2"])
 def test_a_muted_word_inside_a_longer_word_does_not_drop(
-    api: httpx.Client, make_creator: Callable[[], Creator], text: str
+    api: httpx.Client, muting: Callable[[str], Creator], text: str
 ) -> None:
-    creator = make_creator()
-    muted(api, creator, "idiot")
+    creator = muting("idiot")
     kept = post_message(api, creator.link_id, text)
     assert inbox_ids(api, creator) == [kept]
 
@@ -117,12 +127,11 @@ def test_a_muted_word_inside_a_longer_word_does_not_drop(
     ],
 )
 def test_a_muted_word_is_found_in_scripts_written_without_spaces(
-    api: httpx.Client, make_creator: Callable[[], Creator], word: str, text: str
+    api: httpx.Client, muting: Callable[[str], Creator], word: str, text: str
 ) -> None:
     """Matching split text on non-word characters: a muted Japanese or Korean word was
     never found inside a sentence, and kana of another kind or width got through."""
-    creator = make_creator()
-    muted(api, creator, word)
+    creator = muting(word)
     assert_created_message(send(api, creator.link_id, text), text)
     assert inbox_ids(api, creator) == []
 
@@ -137,11 +146,10 @@ def test_a_muted_word_is_found_in_scripts_written_without_spaces(
     ],
 )
 def test_voicing_marks_and_syllables_still_tell_words_apart(
-    api: httpx.Client, make_creator: Callable[[], Creator], word: str, text: str
+    api: httpx.Client, muting: Callable[[str], Creator], word: str, text: str
 ) -> None:
     """Folding stripped every combining mark: a muted "ばか" caught the word "はか"."""
-    creator = make_creator()
-    muted(api, creator, word)
+    creator = muting(word)
     kept = post_message(api, creator.link_id, text)
     assert inbox_ids(api, creator) == [kept]
 
@@ -165,11 +173,10 @@ def filtered_ids(api: httpx.Client, creator: Creator) -> list[str]:
     ],
 )
 def test_marks_and_turkish_i_do_not_hide_a_muted_word(
-    api: httpx.Client, make_creator: Callable[[], Creator], text: str
+    api: httpx.Client, muting: Callable[[str], Creator], text: str
 ) -> None:
     """ "İDİOT" and "i\u0301d\u0308iot" passed a muted "idiot" while "ídiot" was caught."""
-    creator = make_creator()
-    muted(api, creator, "idiot")
+    creator = muting("idiot")
     harmless = post_message(api, creator.link_id, "you are kind")
     caught = send(api, creator.link_id, text)
     assert_created_message(caught, unicodedata.normalize("NFC", text))  # stored as NFC
@@ -251,10 +258,9 @@ def test_a_site_phrase_folds_marks_as_a_creators_word_does(
     ],
 )
 def test_marks_of_other_scripts_still_tell_words_apart(
-    api: httpx.Client, make_creator: Callable[[], Creator], word: str, text: str
+    api: httpx.Client, muting: Callable[[str], Creator], word: str, text: str
 ) -> None:
-    creator = make_creator()
-    muted(api, creator, word)
+    creator = muting(word)
     kept = post_message(api, creator.link_id, text)
     assert inbox_ids(api, creator) == [kept]
     assert filtered_ids(api, creator) == []
@@ -322,10 +328,9 @@ def test_a_word_with_invisible_characters_is_muted_as_the_word_itself(
     ],
 )
 def test_a_word_catches_its_plural_and_possessive_but_not_the_inside_of_another(
-    api: httpx.Client, make_creator: Callable[[], Creator], word: str, text: str, dropped: bool
+    api: httpx.Client, muting: Callable[[str], Creator], word: str, text: str, dropped: bool
 ) -> None:
-    creator = make_creator()
-    muted(api, creator, word)
+    creator = muting(word)
     sent = send(api, creator.link_id, text)
     assert_created_message(sent, text)
     expected = [] if dropped else [sent.json()["data"]["id"]]
