@@ -30,6 +30,7 @@ import pytest
 from anonbox.core.settings import Settings
 from tests.actions import assert_error, inbox_ids, post_message
 from tests.conftest import Creator
+from tests.links.test_links import LINK_SETTINGS
 from tests.server import Server
 from tests.support.admin import make_account
 from tests.support.http import loopback_get
@@ -353,18 +354,7 @@ def test_a_patch_with_no_setting_is_refused_as_the_document_says(
 ) -> None:
     schema = body_schema(doc, "/links/{link_id}", "patch")
     assert schema["minProperties"] == 1
-    settings = {
-        "prompt",
-        "paused",
-        "pause_for_hours",
-        "follow_ups",
-        "hide_dates",
-        "muted",
-        "crosspost",
-        "crosspost_cw",
-        "fediverse",
-        "senders",
-    }
+    settings = {*LINK_SETTINGS, "pause_for_hours"}
     assert schema["anyOf"] == [{"required": [setting]} for setting in schema["properties"]]
     assert set(schema["properties"]) == settings
     assert schema["not"] == {"required": ["paused", "pause_for_hours"]}

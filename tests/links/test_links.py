@@ -19,13 +19,11 @@ from tests.server import Server
 from tests.support.db import query
 
 ENVELOPE_KEYS = {"status_code", "message", "data", "metadata"}
-LINK_KEYS = {
-    "id",
+# What a creator sets on a link; PATCH /links/{id} also takes pause_for_hours.
+LINK_SETTINGS = {
     "prompt",
     "paused",
-    "created_at",
     "follow_ups",
-    "paused_until",
     "hide_dates",
     "muted",
     "crosspost",
@@ -33,6 +31,7 @@ LINK_KEYS = {
     "fediverse",
     "senders",
 }
+LINK_KEYS = {"id", "created_at", "paused_until", *LINK_SETTINGS}
 PUBLIC_KEYS = {
     "id",
     "prompt",
