@@ -22,6 +22,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -322,13 +323,27 @@ def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+StartServers = Callable[[str, dict[str, dict[str, str]]], ContextManager[dict[str, Server]]]
+
+
 @pytest.fixture(scope="session")
-def fleet(
+def start_servers(
     backend: str,
-    provider: Provider,
-    session_relay: Relay,
     database_url_factory: Callable[[str], str],
     tmp_path_factory: pytest.TempPathFactory,
+) -> StartServers:
+    """``start_servers(logs, envs)``: ``running_servers`` on this backend, logging to a new
+    folder named after ``logs``."""
+
+    def start(logs: str, envs: dict[str, dict[str, str]]) -> ContextManager[dict[str, Server]]:
+        return running_servers(database_url_factory, tmp_path_factory.mktemp(logs), backend, envs)
+
+    return start
+
+
+@pytest.fixture(scope="session")
+def fleet(
+    provider: Provider, session_relay: Relay, start_servers: StartServers
 ) -> Iterator[dict[str, Server]]:
     """Every differently configured anonbox the tests need, started together per backend."""
     envs = {
@@ -344,8 +359,7 @@ def fleet(
         "unreachable": signin_env(f"http://127.0.0.1:{free_port()}"),  # nothing listens
         "unconfigured": {"ANONBOX_GOOGLE_CLIENT_ID": ""},
     }
-    log_dir = tmp_path_factory.mktemp("logs")
-    with running_servers(database_url_factory, log_dir, backend, envs) as servers:
+    with start_servers("logs", envs) as servers:
         yield servers
 
 

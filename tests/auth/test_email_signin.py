@@ -17,12 +17,12 @@ import pytest
 
 from tests.auth.conftest import (
     Provider,
+    StartServers,
     cookie_attributes,
     cookie_header_client,
     http_client,
     make_local_creator,
     profile,
-    running_servers,
     set_cookies,
     sign_in,
     signin_env,
@@ -43,11 +43,7 @@ PRODUCTION = {"ANONBOX_ENV": "production", "ANONBOX_SECRET_KEY": "p" * 48}
 
 @pytest.fixture(scope="module")
 def servers(
-    backend: str,
-    provider: Provider,
-    smtp_server: SMTPServer,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
+    provider: Provider, smtp_server: SMTPServer, start_servers: StartServers
 ) -> Iterator[dict[str, Server]]:
     mail = {"ANONBOX_SMTP_URL": smtp_server.url, "ANONBOX_MAIL_FROM": "anonbox <me@anonbox.test>"}
     envs = {
@@ -66,8 +62,7 @@ def servers(
         "closed": dict(PRODUCTION),  # production with neither SMTP nor Google
         "mail_down": {"ANONBOX_SMTP_URL": f"smtp://127.0.0.1:{free_port()}"},
     }
-    log_dir = tmp_path_factory.mktemp("email-signin-logs")
-    with running_servers(database_url_factory, log_dir, backend, envs) as running:
+    with start_servers("email-signin-logs", envs) as running:
         yield running
 
 

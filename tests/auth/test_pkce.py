@@ -20,10 +20,10 @@ from tests.actions import assert_error
 from tests.auth.conftest import (
     CLIENT_SECRET,
     REDIRECT_URI,
+    StartServers,
     callback,
     http_client,
     profile,
-    running_servers,
     start_signin,
 )
 from tests.server import Server
@@ -60,20 +60,14 @@ def canaille(iam_server: Any) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def pkce_anonbox(
-    backend: str,
-    canaille: Any,
-    database_url_factory: Callable[[str], str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Server]:
+def pkce_anonbox(canaille: Any, start_servers: StartServers) -> Iterator[Server]:
     env = {
         "ANONBOX_GOOGLE_ISSUER": canaille.url.rstrip("/"),
         "ANONBOX_GOOGLE_CLIENT_ID": PKCE_CLIENT_ID,
         "ANONBOX_GOOGLE_CLIENT_SECRET": CLIENT_SECRET,
         "ANONBOX_GOOGLE_REDIRECT_URI": REDIRECT_URI,
     }
-    log_dir = tmp_path_factory.mktemp("logs")
-    with running_servers(database_url_factory, log_dir, backend, {"pkce": env}) as servers:
+    with start_servers("logs", {"pkce": env}) as servers:
         yield servers["pkce"]
 
 
