@@ -152,11 +152,18 @@ def test_refresh_tokens_rotate(anonbox: Anonbox, new_user_agent: UserAgents) -> 
     profile(session.user_agent, str(third["access_token"]))
 
 
+def signed_in_and_refreshed(
+    anonbox: Anonbox, new_user_agent: UserAgents
+) -> tuple[SignedIn, dict[str, object]]:
+    """A new sign-in whose refresh token has been used once: the session, and the refresh's data."""
+    session = signed_in(anonbox, new_user_agent)
+    return session, assert_refreshed(refresh_by_body(anonbox.url, session.refresh_token))
+
+
 def test_reusing_a_rotated_refresh_token_revokes_the_session(
     anonbox: Anonbox, new_user_agent: UserAgents
 ) -> None:
-    session = signed_in(anonbox, new_user_agent)
-    rotated = assert_refreshed(refresh_by_body(anonbox.url, session.refresh_token))
+    session, rotated = signed_in_and_refreshed(anonbox, new_user_agent)
     current_access = str(rotated["access_token"])
     profile(session.user_agent, current_access)
 
@@ -224,8 +231,7 @@ def test_logout_ends_the_session(anonbox: Anonbox, new_user_agent: UserAgents) -
 def test_logout_after_refresh_kills_the_current_tokens(
     anonbox: Anonbox, new_user_agent: UserAgents
 ) -> None:
-    session = signed_in(anonbox, new_user_agent)
-    renewed = assert_refreshed(refresh_by_body(anonbox.url, session.refresh_token))
+    session, renewed = signed_in_and_refreshed(anonbox, new_user_agent)
     access = str(renewed["access_token"])
 
     out = session.user_agent.post("/auth/logout", headers={"Authorization": f"Bearer {access}"})
