@@ -22,6 +22,11 @@ Crosspost = Literal["off", "public", "unlisted", "followers"]
 # anonymous to the creator: docs/safety.md, "Signed-in senders").
 Senders = Literal["anyone", "signed_in"]
 MAX_CONTENT_WARNING_CHARACTERS = 100
+# The story card's look, chosen per link (web/cards draws them): "violet" is the default,
+# "night" the dark one, "paper" the light one.
+CardTheme = Literal["violet", "peach", "ocean", "mint", "night", "paper"]
+CARD_THEMES: tuple[str, ...] = ("violet", "peach", "ocean", "mint", "night", "paper")
+DEFAULT_CARD_THEME = "violet"
 
 # Bounds are documented here but checked after NFC and trimming, in the service.
 _PROMPT_DOC = KwargDefinition(
@@ -157,3 +162,7 @@ class PublicLink(msgspec.Struct):
     # account id or anything of the e-mail.
     creator_avatar_url: str = "/avatars/neutral.svg"
     senders: Senders = "anyone"  # 'signed_in': a sender must be signed in to send
+    # What the link speaks to the world (previews, alt texts, cards, ActivityPub): the
+    # link's language setting, else its creator's, else English.
+    language: str = "en"
+    card_theme: CardTheme = "violet"  # the story card's look
