@@ -24,7 +24,7 @@ def test_live_messages_say_when_in_the_creators_language_and_keep_it_current(
     creator.clock.install()  # the page's own clock, moved on below
     sign_in(creator, site, watch)
     expect(creator.locator("html")).to_have_attribute("lang", "ko")
-    expect(creator.locator("#inbox-title")).to_have_text("메시지함")
+    expect(creator.locator("#inbox-title")).to_have_text("받은 메시지함")
     link_id = creator.locator("#inbox").get_attribute("data-link-id")
     assert link_id
 

@@ -167,7 +167,7 @@ def test_the_creators_setting_wins_on_their_pages(
     dashboard = browser.get("/dashboard", headers={"Accept-Language": "es"})
 
     assert lang_of(dashboard.text) == "ko"
-    assert '<h1 id="inbox-title">메시지함</h1>' in dashboard.text
+    assert '<h1 id="inbox-title">받은 메시지함</h1>' in dashboard.text
     assert "Cookie" in dashboard.headers["vary"]
     account = browser.get("/dashboard/account", headers={"Accept-Language": "es"})
     assert '<option value="ko" lang="ko" selected>한국어</option>' in account.text
@@ -411,7 +411,7 @@ def test_compiled_catalogs_load_and_translate() -> None:
     assert set(LANGUAGES) >= {"en", "ja", "ko", "id", "es"}
     expected = {
         "ja": "受信箱",
-        "ko": "메시지함",
+        "ko": "받은 메시지함",
         "id": "Kotak masuk",
         "es": "Buzón",
     }
