@@ -16,7 +16,8 @@ from tests.conftest import Creator
 from tests.support.strangers import OthersMessage
 
 UNKNOWN_ID = "01aaaaaaaaaaaaaaaaaaaaaaaa"
-# follow_up_of: null but for a follow-up sent through a receipt (tests/receipts).
+# follow_up_of: null but for a follow-up sent through a receipt (tests/receipts);
+# answer_id: null until the message has a reply (tests/web/test_answer_pages.py).
 INBOX_ITEM_KEYS = {
     "id",
     "message_content",
@@ -24,6 +25,7 @@ INBOX_ITEM_KEYS = {
     "created_at",
     "reply_count",
     "follow_up_of",
+    "answer_id",
 }
 REPLY_ITEM_KEYS = {"message_id", "reply_message_id", "message_content", "created_at"}
 BACK_TO_BACK = 100  # enough that many land in the same millisecond

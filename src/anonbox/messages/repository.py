@@ -286,6 +286,9 @@ class NewReply(NamedTuple):
     reply_id: str
     content: str
     created_at: int
+    # The message's answer page id, used if this is its first reply
+    # (``messages.answers.service.new_answer_id``); a published answer keeps its own.
+    answer_id: str
 
 
 # PostgreSQL writes a batch of replies in one statement: counts them on their messages
@@ -297,8 +300,8 @@ class NewReply(NamedTuple):
 # (the document allows ids up to 64 characters) would not fit events.link_id.
 _ADD_REPLIES_PG = (
     "WITH b AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],"  # noqa: S608
-    " $5::text[], $6::bigint[]) AS b(message_id, link_id, owner_id, reply_id, content,"
-    " created_at)),"
+    " $5::text[], $6::bigint[], $7::text[]) AS b(message_id, link_id, owner_id, reply_id,"
+    " content, created_at, answer_id)),"
     " m AS (UPDATE messages SET reply_count = messages.reply_count + c.n"
     " FROM (SELECT message_id, link_id, owner_id, count(*) AS n FROM b"
     " GROUP BY message_id, link_id, owner_id) c"
@@ -306,20 +309,26 @@ _ADD_REPLIES_PG = (
     + LINK_OWNED_BY.format(link="messages.link_id", owner="c.owner_id")
     + " RETURNING messages.id, messages.link_id, c.owner_id),"  # noqa: S608 - constants
     " a AS (SELECT b.reply_id, m.id AS message_id, m.link_id, b.owner_id, b.content,"
-    " b.created_at FROM b JOIN m ON m.id = b.message_id AND m.owner_id = b.owner_id),"
+    " b.created_at, b.answer_id"
+    " FROM b JOIN m ON m.id = b.message_id AND m.owner_id = b.owner_id),"
     " r AS (INSERT INTO replies (id, message_id, content, created_at)"
     " SELECT reply_id, message_id, content, created_at FROM a),"
+    # A message's first reply publishes it: one answer row, one id (its first reply's).
+    " p AS (INSERT INTO answers (id, link_id, message_id)"
+    " SELECT DISTINCT ON (message_id) answer_id, link_id, message_id FROM a"
+    " ORDER BY message_id, reply_id ON CONFLICT (message_id) DO NOTHING),"
     f" e AS ({events.INSERT_EVENTS}"
-    " SELECT owner_id, link_id, $7, message_id, reply_id, created_at FROM a ORDER BY reply_id)"
-    " SELECT a.reply_id, (SELECT count(pg_notify($8, 'link:' || d.link_id))"
+    " SELECT owner_id, link_id, $8, message_id, reply_id, created_at FROM a ORDER BY reply_id)"
+    " SELECT a.reply_id, (SELECT count(pg_notify($9, 'link:' || d.link_id))"
     " FROM (SELECT DISTINCT link_id FROM a) d) AS notified FROM a"
 )
 
 
 async def add_replies(db: Database, replies: Sequence[NewReply]) -> list[bool]:
     """Write a batch of replies in one transaction (one commit for all of them), each
-    counted on its message, with its event; per reply, whether it was written (False:
-    no such message under the link, or the link is not the owner's or not in use)."""
+    counted on its message, with its event, a message's first reply publishing its answer
+    (``answers``; one answered before keeps its row); per reply, whether it was written
+    (False: no such message under the link, or the link is not the owner's or not in use)."""
     if db.dialect == "postgresql":
         written = await db.fetch(
             _ADD_REPLIES_PG,
@@ -330,7 +339,7 @@ async def add_replies(db: Database, replies: Sequence[NewReply]) -> list[bool]:
         ids = {row["reply_id"] for row in written}
         return [reply.reply_id in ids for reply in replies]
     added: list[bool] = []
-    async with db.transaction() as tx:  # SQLite: the same three statements a reply
+    async with db.transaction() as tx:  # SQLite: the same four statements a reply
         for reply in replies:
             counted = await tx.execute(
                 _COUNT_OWNED_REPLY, reply.message_id, reply.link_id, reply.owner_id
@@ -342,6 +351,13 @@ async def add_replies(db: Database, replies: Sequence[NewReply]) -> list[bool]:
                     message_id=reply.message_id,
                     content=reply.content,
                     created_at=reply.created_at,
+                )
+                await tx.execute(
+                    "INSERT INTO answers (id, link_id, message_id) VALUES ($1, $2, $3)"
+                    " ON CONFLICT (message_id) DO NOTHING",
+                    reply.answer_id,
+                    reply.link_id,
+                    reply.message_id,
                 )
                 await events.record(
                     tx,

@@ -57,6 +57,9 @@ class InboxItem(msgspec.Struct):
     # The message this one follows up, sent through its sender's receipt; shown to the
     # creator only (null in the public listing).
     follow_up_of: str | None = None
+    # The id of the message's answer page, /{link_id}/a/{answer_id}: set once it has a
+    # reply (kept when it is answered again), null while it has none.
+    answer_id: str | None = None
 
 
 class InboxPage(msgspec.Struct):

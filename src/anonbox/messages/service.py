@@ -23,6 +23,7 @@ from anonbox.core.ids import new_ulid
 from anonbox.links import repository as links_repository
 from anonbox.links.availability import NO_LINK, LinkGone, missing_link, require_owner
 from anonbox.messages import repository
+from anonbox.messages.answers.service import new_answer_id
 from anonbox.messages.content import normalised_content
 from anonbox.messages.filtered import repository as filtered_repository
 from anonbox.messages.likes import repository as likes_repository
@@ -379,6 +380,7 @@ async def reply(
             reply_id=reply_id,
             content=text,
             created_at=now,
+            answer_id=new_answer_id(),
         )
     ):
         await require_owner(db, link_id, owner_id)

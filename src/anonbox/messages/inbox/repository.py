@@ -22,8 +22,9 @@ _CONDITIONS = {
 
 async def answered_message(conn: Connection, *, link_id: str, message_id: str) -> Row | None:
     return await conn.fetchrow(
-        "SELECT id, content, like_by_creator, created_at, reply_count FROM messages"
-        " WHERE id = $1 AND link_id = $2 AND reply_count > 0",
+        "SELECT m.id, m.content, m.like_by_creator, m.created_at, m.reply_count,"
+        " a.id AS answer_id FROM messages m LEFT JOIN answers a ON a.message_id = m.id"
+        " WHERE m.id = $1 AND m.link_id = $2 AND m.reply_count > 0",
         message_id,
         link_id,
     )
@@ -37,9 +38,11 @@ async def reply_count(conn: Connection, *, link_id: str, message_id: str) -> int
 
 
 _INBOX = (
-    "SELECT m.id, m.content, m.like_by_creator, m.created_at, m.reply_count, m.follow_up_of"
+    "SELECT m.id, m.content, m.like_by_creator, m.created_at, m.reply_count, m.follow_up_of,"
+    " a.id AS answer_id"
     " FROM messages m JOIN (SELECT id FROM messages WHERE link_id = $1{answered}{before}"
-    " ORDER BY id DESC LIMIT $2) page ON page.id = m.id ORDER BY m.id DESC"
+    " ORDER BY id DESC LIMIT $2) page ON page.id = m.id"
+    " LEFT JOIN answers a ON a.message_id = m.id ORDER BY m.id DESC"
 )
 
 

@@ -149,10 +149,11 @@ def message_of(
     )
 
 
-def item_of(row: Row, *, thread: bool = False) -> InboxItem:
+def item_of(row: Row, *, thread: bool = False, answers: bool = True) -> InboxItem:
     """One message row as the API's inbox item (the inbox's and search's). ``thread``:
     show which message a follow-up follows (to the creator only: to anyone else two
-    answered messages of one thread would be two messages of one sender)."""
+    answered messages of one thread would be two messages of one sender). ``answers``:
+    the row has its answer's id (``answer_id``, from ``answers``; search's rows have not)."""
     return InboxItem(
         id=row["id"],
         message_content=row["content"],
@@ -160,6 +161,7 @@ def item_of(row: Row, *, thread: bool = False) -> InboxItem:
         created_at=isoformat_us(row["created_at"]),
         reply_count=int(row["reply_count"]),
         follow_up_of=row["follow_up_of"] if thread else None,
+        answer_id=row["answer_id"] if answers and row["reply_count"] else None,
     )
 
 

@@ -54,7 +54,7 @@ async def search(
     rows, next_cursor, _ = await _matches(
         db, link_id=link_id, q=q, which=which, cursor=cursor, limit=limit
     )
-    items = [inbox.item_of(row, thread=True) for row in rows]
+    items = [inbox.item_of(row, thread=True, answers=False) for row in rows]
     return InboxPage(items=items, next_cursor=next_cursor)
 
 
