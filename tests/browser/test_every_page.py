@@ -114,6 +114,7 @@ def creator_pages(w: World) -> list[tuple[str, str]]:
         ("dashboard", "/dashboard"),
         ("dashboard-answered", "/dashboard?filter=answered"),
         ("search", f"{base}/search?q=pens"),
+        ("link-settings", f"{base}/settings"),
         *account_pages(base),
     ]
 

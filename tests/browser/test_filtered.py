@@ -65,11 +65,12 @@ def test_the_folder_is_seen_restored_from_and_emptied_with_a_confirmation(
 
     # Set to drop: a message with the word goes nowhere.
     page.get_by_role("link", name="Back to the inbox").click()
+    page.get_by_role("link", name="Link settings").click()
     page.get_by_label("Messages with a muted word").select_option("drop")
     save_settings(page)
     expect(page.get_by_label("Messages with a muted word")).to_have_value("drop")
     site.post_message(link_id, f"third {word}")
-    page.reload()
+    page.get_by_role("link", name="Back to the inbox").click()
     expect(page.locator("#filtered-link")).to_have_text("Filtered (0)")
     expect(page.locator("#messages .message-row")).to_have_count(2)
 

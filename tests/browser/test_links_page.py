@@ -49,12 +49,15 @@ def test_links_are_made_cleaned_up_and_deleted_with_a_confirmation(
     expect(page.locator("#links li.link-row")).to_have_count(2)
     expect(page.locator(f'[data-link-id="{link_id}"]')).to_contain_text("Ask me about my trip")
 
-    # A pause with an end, from the settings form; the send page says so.
+    # A pause with an end, from the settings page the inbox links to; the send page says so.
     page.goto(f"{site.url}/dashboard/links/{link_id}")
+    page.get_by_role("link", name="Link settings").click()
     page.get_by_label("Messages", exact=True).select_option("24")
     save_settings(page)
     expect(page.get_by_label("Messages", exact=True)).to_have_value("keep")
+    page.get_by_role("link", name="Back to the inbox").click()
     expect(page.locator("#inbox")).to_contain_text("paused")
+    page.get_by_role("link", name="Link settings").click()
     sender = new_context(viewport=DESKTOP).new_page()
     sender.goto(f"{site.url}/{link_id}")
     expect(sender.locator("#paused")).to_be_visible()

@@ -221,7 +221,7 @@ def test_the_link_settings_form_turns_posting_on_without_javascript(
     api = browser(anonbox)
     creator, _ = with_mastodon(anonbox, mastodon)
     page = browser(anonbox, creator.user_id)
-    dashboard = page.get(f"/dashboard/links/{creator.link_id}")
+    dashboard = page.get(f"/dashboard/links/{creator.link_id}/settings")
     assert 'name="crosspost"' in dashboard.text
     token = csrf_of(dashboard.text)
 
@@ -229,7 +229,7 @@ def test_the_link_settings_form_turns_posting_on_without_javascript(
         f"/dashboard/links/{creator.link_id}/settings",
         data={
             "csrf_token": token,
-            "back": f"/dashboard/links/{creator.link_id}",
+            "back": f"/dashboard/links/{creator.link_id}/settings",
             "all_settings": "1",
             "prompt": "Ask me anything",
             "pause": "open",
@@ -243,5 +243,5 @@ def test_the_link_settings_form_turns_posting_on_without_javascript(
     assert saved.status_code == 303, saved.text
     link = api.get(f"/links/{creator.link_id}", headers=creator.headers).json()["data"]
     assert (link["crosspost"], link["crosspost_cw"]) == ("followers", "long answers")
-    shown = page.get(f"/dashboard/links/{creator.link_id}").text
+    shown = page.get(f"/dashboard/links/{creator.link_id}/settings").text
     assert '<option value="followers" selected>' in shown

@@ -383,7 +383,7 @@ def test_the_link_settings_page_sets_who_may_send(
     api: httpx.Client, proxied_server: Server
 ) -> None:
     creator = make_creator_in(proxied_server.database_url)
-    settings_page = f"/dashboard/links/{creator.link_id}"
+    settings_page = f"/dashboard/links/{creator.link_id}/settings"
     with signed_in(proxied_server, creator.user_id) as browser:
         page = browser.get(settings_page, headers=HTML)
         assert page.status_code == 200, page.text
@@ -400,14 +400,14 @@ def test_the_link_settings_page_sets_who_may_send(
             "crosspost": "off",
             "senders": "signed_in",
         }
-        saved = browser.post(f"{settings_page}/settings", data=form, headers=HTML)
+        saved = browser.post(settings_page, data=form, headers=HTML)
         assert saved.status_code == 303, saved.text
         link = api.get(f"/links/{creator.link_id}", headers=creator.headers).json()["data"]
         assert link["senders"] == "signed_in"
         assert '<option value="signed_in" selected>' in browser.get(settings_page).text
 
         refused = browser.post(
-            f"{settings_page}/settings", data={**form, "senders": "everyone"}, headers=HTML
+            settings_page, data={**form, "senders": "everyone"}, headers=HTML
         )
         assert refused.status_code == 400
         link = api.get(f"/links/{creator.link_id}", headers=creator.headers).json()["data"]

@@ -148,7 +148,8 @@ def test_a_preset_picked_without_javascript_becomes_the_prompt_in_the_creators_l
 ) -> None:
     with signed_in(server, creator.user_id) as browser:
         base = f"/dashboard/links/{creator.link_id}"
-        page = browser.get(base, headers={"Accept-Language": "ja"}).text  # the account's language
+        # Asked in Japanese, the account's language.
+        page = browser.get(f"{base}/settings", headers={"Accept-Language": "ja"}).text
         assert '<select id="prompt-preset" name="preset"' in page
         assert "なんでも聞いてください\uff01" in page
 

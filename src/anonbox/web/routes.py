@@ -7,6 +7,7 @@ from litestar.types import ControllerRouterHandler
 from anonbox.web.infra.routing import STATIC, page_router
 from anonbox.web.pages import (
     account,
+    answer,
     apidocs,
     avatars,
     email_notices,
@@ -16,6 +17,7 @@ from anonbox.web.pages import (
     inbox,
     installable,
     language_switch,
+    link_settings,
     links,
     message,
     moderation,
@@ -38,6 +40,7 @@ ROUTES: list[ControllerRouterHandler] = [
         *signin.ROUTES,
         *links.ROUTES,
         *filtered.ROUTES,
+        *link_settings.ROUTES,
         *inbox.ROUTES,
         *message.ROUTES,
         *search.ROUTES,
@@ -52,6 +55,7 @@ ROUTES: list[ControllerRouterHandler] = [
         *stream.ROUTES,
         *receipt.ROUTES,
         *public.ROUTES,
+        *answer.ROUTES,
         *share_card.ROUTES,
     ),
     signin.google_callback_page,

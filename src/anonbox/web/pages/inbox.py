@@ -1,4 +1,4 @@
-"""Page routes: the creator's inbox, the actions on its messages, and the link's settings.
+"""Page routes: the creator's inbox of each link (its settings: ``web.pages.link_settings``).
 
 Every action is a plain form post carrying the CSRF field, answered with a redirect back
 to the page it came from (``web.infra.forms``); ``static/dashboard.js`` only adds live updates
@@ -9,24 +9,21 @@ one place. See ``docs/pages.md``.
 from __future__ import annotations
 
 from typing import Annotated, Any
-from urllib.parse import urlsplit
 
-from litestar import Request, get, post
-from litestar.datastructures import FormMultiDict
+from litestar import Request, get
 from litestar.params import QueryParameter
-from litestar.response import Redirect, Template
+from litestar.response import Template
 from litestar.types import ControllerRouterHandler
 
 from anonbox.account import service as account
 from anonbox.auth.fediverse import service as fediverse_accounts
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
-from anonbox.core.errors import FieldProblem, NotFound, ValidationFailed
+from anonbox.core.errors import NotFound
 from anonbox.core.i18n import N_
 from anonbox.core.ids import FIRST_ULID
 from anonbox.core.paths import Cursor
 from anonbox.core.settings import Settings
-from anonbox.links import service as links
 from anonbox.messages.filtered import service as filtered
 from anonbox.messages.inbox import service as inbox
 from anonbox.safety.dependencies import GateDep
@@ -34,16 +31,10 @@ from anonbox.safety.gate import Gate
 from anonbox.web.infra.dependencies import (
     OwnedPageLink,
     SignedInBrowser,
-    SignedInForm,
     signed_in_pages,
 )
 from anonbox.web.infra.forms import (
-    Done,
-    back_path,
     dashboard_page,
-    preset_choice,
-    redirect_to,
-    text_field,
 )
 from anonbox.web.infra.routing import site_url
 from anonbox.web.infra.session import Browser
@@ -114,13 +105,6 @@ async def _inbox_page(
                 "prompt": current["prompt"],
                 "paused": bool(current["paused"]),
             },
-            "settings_of_link": await links.link(db, link_id=link_id, user_id=user_id),
-            # The fediverse switch, where the site federates: the handle people follow.
-            "fediverse_handle": (
-                f"@{link_id}@{urlsplit(settings.public_url).netloc}"
-                if settings.federates and settings.public_url
-                else None
-            ),
             "base": base,
             "share_url": f"{site_url(request, settings)}/{link_id}",
             "here": here,
@@ -177,58 +161,4 @@ async def link_inbox(
     )
 
 
-# The settings form's pause choice: open, paused until resumed, or for so many hours;
-# "keep" leaves a timed pause running.
-_PAUSE_HOURS = {"24": 24, "168": 7 * 24}
-
-
-def _muted_choice(form: FormMultiDict) -> str | None:
-    """The form's choice for messages with a muted word; absent keeps the setting."""
-    muted = form.get("muted")
-    if muted is None:
-        return None
-    if muted not in {"filter", "drop"}:
-        raise ValidationFailed(
-            "muted is not one of the choices", [FieldProblem("muted", "invalid")]
-        )
-    return str(muted)
-
-
-def _text_or_none(form: FormMultiDict, name: str) -> str | None:
-    value = form.get(name)
-    return value if isinstance(value, str) else None
-
-
-@post("/dashboard/links/{link_id:str}/settings", status_code=303)
-async def link_settings(
-    browser: SignedInBrowser, link: OwnedPageLink, form: SignedInForm, db: DB, settings: AppSettings
-) -> Redirect:
-    pause = str(form.get("pause") or ("paused" if form.get("paused") == "on" else "open"))
-    if pause not in {"open", "paused", "keep", *_PAUSE_HOURS}:
-        raise ValidationFailed(
-            "pause is not one of the choices", [FieldProblem("pause", "invalid")]
-        )
-    # Checkboxes say nothing when unticked: the form marks that it shows them.
-    full = form.get("all_settings") == "1"
-    await links.update_link(
-        db,
-        link_id=link.link_id,
-        user_id=browser.principal.user_id,
-        prompt=preset_choice(form) or text_field(form, "prompt"),
-        paused=None if pause in {"keep", *_PAUSE_HOURS} else pause == "paused",
-        pause_for_hours=_PAUSE_HOURS.get(pause),
-        hide_dates=form.get("hide_dates") == "on" if full else None,
-        follow_ups=form.get("follow_ups") == "on" if full else None,
-        muted=_muted_choice(form) if full else None,
-        crosspost=_text_or_none(form, "crosspost") if full else None,
-        crosspost_cw=_text_or_none(form, "crosspost_cw") if full else None,
-        senders=_text_or_none(form, "senders") if full else None,  # the service checks it
-        fediverse=form.get("fediverse") == "on" if full and settings.federates else None,
-        settings=settings,
-    )
-    return redirect_to(
-        browser, settings, back_path(form, f"/dashboard/links/{link.link_id}"), Done.SAVED
-    )
-
-
-ROUTES: list[ControllerRouterHandler] = [signed_in_pages(dashboard, link_inbox, link_settings)]
+ROUTES: list[ControllerRouterHandler] = [signed_in_pages(dashboard, link_inbox)]
