@@ -30,6 +30,8 @@ LINK_SETTINGS = {
     "crosspost_cw",
     "fediverse",
     "senders",
+    "language",
+    "card_theme",
 }
 LINK_KEYS = {"id", "created_at", "paused_until", *LINK_SETTINGS}
 PUBLIC_KEYS = {
@@ -43,6 +45,8 @@ PUBLIC_KEYS = {
     "creator_named",
     "creator_avatar_url",
     "senders",
+    "language",
+    "card_theme",
 }
 UNKNOWN_LINK = "nosuchlink0"
 BAD_KEY = {"X-API-Key": "anb_" + "0" * 40}
@@ -379,6 +383,8 @@ def test_public_view_shows_the_prompt_and_creator_but_no_email(
         "creator_named": False,
         "creator_avatar_url": "/avatars/neutral.svg",  # the same for every unnamed creator
         "senders": "anyone",
+        "language": "en",  # the creator's: neither the link nor the account chose one
+        "card_theme": "violet",
     }
     assert profile["email"] not in response.text
     assert creator.user_id not in response.text

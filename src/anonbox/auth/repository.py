@@ -8,14 +8,21 @@ from anonbox.core.database import Connection, Row
 
 
 async def insert_user(
-    conn: Connection, *, user_id: str, email: str, name: str, created_at: int
+    conn: Connection,
+    *,
+    user_id: str,
+    email: str,
+    name: str,
+    created_at: int,
+    language: str | None = None,
 ) -> None:
     await conn.execute(
-        "INSERT INTO users (id, email, name, created_at) VALUES ($1, $2, $3, $4)",
+        "INSERT INTO users (id, email, name, created_at, language) VALUES ($1, $2, $3, $4, $5)",
         user_id,
         email,
         name,
         created_at,
+        language,
     )
 
 

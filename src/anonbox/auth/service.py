@@ -15,6 +15,7 @@ from anonbox.core.errors import (
     Unauthorized,
     ValidationFailed,
 )
+from anonbox.core.i18n import LANGUAGES
 from anonbox.core.ids import new_ulid
 from anonbox.core.text import contains_control_characters
 from anonbox.identity.credential_cache import announce, changed_key
@@ -51,18 +52,29 @@ def normalised_email(email: str) -> str:
     return email
 
 
-async def create_creator(db: Database, *, email: str, name: str | None = None) -> NewCreator:
-    """A new account with a default link and a fresh API key (the plaintext is returned once)."""
+async def create_creator(
+    db: Database, *, email: str, name: str | None = None, language: str | None = None
+) -> NewCreator:
+    """A new account with a default link and a fresh API key (the plaintext is returned once).
+    ``language``: the account's and its link's (None, or one anonbox does not speak:
+    English, and the first dashboard page picks the account's)."""
     email = normalised_email(email)
     now = now_us()
     user_id = new_ulid(now)
     async with db.transaction() as tx:
         if await repository.user_id_by_email(tx, email) is not None:
             raise Conflict(f"A creator with e-mail {email} already exists")
+        if language not in LANGUAGES:
+            language = None
         await repository.insert_user(
-            tx, user_id=user_id, email=email, name=name or display_name(email), created_at=now
+            tx,
+            user_id=user_id,
+            email=email,
+            name=name or display_name(email),
+            created_at=now,
+            language=language,
         )
-        link_id = await _insert_default_link(tx, user_id=user_id, language=None, now=now)
+        link_id = await _insert_default_link(tx, user_id=user_id, language=language, now=now)
         key = await _insert_api_key(tx, user_id=user_id, name="default", now=now)
     return NewCreator(user_id=user_id, email=email, link_id=link_id, api_key=key.api_key)
 
@@ -75,9 +87,10 @@ def display_name(email: str) -> str:
 async def _insert_default_link(
     conn: Connection, *, user_id: str, language: str | None, now: int
 ) -> str:
-    """A new account's first link, asking in the language of the browser that signed up."""
+    """A new account's first link, asking in the language of the browser that signed up,
+    and speaking it to the world (None: the account's, once it has one)."""
     return await links.insert_link(
-        conn, user_id=user_id, prompt=default_prompt(language), created_at=now
+        conn, user_id=user_id, prompt=default_prompt(language), created_at=now, language=language
     )
 
 

@@ -9,7 +9,8 @@ from anonbox.core.ids import new_link_id
 
 _COLUMNS = (
     "id, prompt, paused, created_at, follow_ups, paused_until, hide_dates, muted,"
-    " crosspost, crosspost_cw, fediverse, senders"
+    " crosspost, crosspost_cw, fediverse, senders, language, card_theme,"
+    " (SELECT u.language FROM users u WHERE u.id = links.user_id) AS creator_language"
 )
 _LINK = f"SELECT {_COLUMNS} FROM links"  # noqa: S608 - constant columns
 
@@ -18,19 +19,24 @@ _LINK = f"SELECT {_COLUMNS} FROM links"  # noqa: S608 - constant columns
 _LINK_ID_TRIES = 100
 
 
-async def insert_link(conn: Connection, *, user_id: str, prompt: str, created_at: int) -> str:
-    """A new link with a fresh random id, never one an erased account had; returns the id."""
+async def insert_link(
+    conn: Connection, *, user_id: str, prompt: str, created_at: int, language: str | None = None
+) -> str:
+    """A new link with a fresh random id, never one an erased account had; returns the id.
+    ``language``: what it speaks to the world (None: its creator's, whatever that is)."""
     for _ in range(_LINK_ID_TRIES):
         link_id = new_link_id()
         inserted = await conn.execute(
             # CAST: PostgreSQL must deduce one type for $1 from both of its uses.
-            "INSERT INTO links (id, user_id, prompt, created_at)"
-            " SELECT CAST($1 AS VARCHAR(16)), $2, $3, $4 WHERE NOT EXISTS"
+            "INSERT INTO links (id, user_id, prompt, created_at, language)"
+            " SELECT CAST($1 AS VARCHAR(16)), $2, $3, $4, CAST($5 AS VARCHAR(35))"
+            " WHERE NOT EXISTS"
             " (SELECT 1 FROM link_tombstones WHERE id = CAST($1 AS VARCHAR(16)))",
             link_id,
             user_id,
             prompt,
             created_at,
+            language,
         )
         if inserted == 1:
             return link_id
@@ -88,13 +94,21 @@ async def link_of(conn: Connection, *, link_id: str, user_id: str) -> Row | None
 async def public_link(conn: Connection, link_id: str) -> Row | None:
     return await conn.fetchrow(
         "SELECT l.id, l.prompt, l.paused, l.hide_dates, l.senders, u.display_name, u.bio,"
-        " u.picture_url,"
+        " u.picture_url, l.language, l.card_theme, u.language AS creator_language,"
         " u.id AS user_id, a.id AS avatar_id,"
         " EXISTS (SELECT 1 FROM account_deletions d WHERE d.user_id = u.id) AS disabled"
         " FROM links l JOIN users u ON u.id = l.user_id"
         " LEFT JOIN avatars a ON a.user_id = u.id WHERE l.id = $1",
         link_id,
     )
+
+
+async def creator_time_zone(conn: Connection, link_id: str) -> str | None:
+    row = await conn.fetchrow(
+        "SELECT u.time_zone FROM links l JOIN users u ON u.id = l.user_id WHERE l.id = $1",
+        link_id,
+    )
+    return None if row is None else row["time_zone"]
 
 
 async def creator_language(conn: Connection, link_id: str) -> str | None:
@@ -121,6 +135,8 @@ async def update_link(
     senders: str | None = None,
     now: int = 0,
     fediverse: bool | None = None,
+    language: str | None = None,
+    card_theme: str | None = None,
 ) -> Row | None:
     """Set the given settings (None keeps the current value) in one statement. Setting
     ``paused`` ends a timed pause; ``paused_until`` pauses until then. ``crosspost``
@@ -142,7 +158,9 @@ async def update_link(
         " crosspost_cw = CASE WHEN CAST($10 AS VARCHAR(500)) IS NULL THEN crosspost_cw"
         " WHEN CAST($10 AS VARCHAR(500)) = '' THEN NULL ELSE CAST($10 AS VARCHAR(500)) END,"
         " fediverse = COALESCE($12, fediverse),"
-        " senders = COALESCE(CAST($13 AS VARCHAR(16)), senders)"
+        " senders = COALESCE(CAST($13 AS VARCHAR(16)), senders),"
+        " language = COALESCE(CAST($14 AS VARCHAR(35)), language),"
+        " card_theme = COALESCE(CAST($15 AS VARCHAR(16)), card_theme)"
         f" WHERE id = $1 AND user_id = $2 RETURNING {_COLUMNS}",
         link_id,
         user_id,
@@ -157,6 +175,8 @@ async def update_link(
         now,
         fediverse,
         senders,
+        language,
+        card_theme,
     )
 
 

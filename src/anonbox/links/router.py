@@ -17,6 +17,7 @@ from anonbox.core.envelope import (
     envelope,
     error_responses,
 )
+from anonbox.core.i18n import negotiate
 from anonbox.core.ids import LINK_ALPHABET, LINK_ID_LENGTH
 from anonbox.core.paths import LinkId
 from anonbox.identity.dependencies import Creator
@@ -32,6 +33,15 @@ from anonbox.links.schemas import (
 )
 
 _TAGS = ["links"]
+
+
+def asked_language(request: AnyRequest) -> str | None:
+    """The language of the client that makes a link (its ``Accept-Language``; None
+    without one)."""
+    header = request.headers.get("accept-language")
+    return negotiate(header) if header else None
+
+
 _CREATOR_ERRORS = (400, 401, 403, 404, 503)
 
 
@@ -42,7 +52,9 @@ _CREATOR_ERRORS = (400, 401, 403, 404, 503)
     description=f"A creator may own up to {service.MAX_LINKS_PER_CREATOR} links; "
     "send {} for the default prompt, in the language of your account. A new link's id is "
     f"{LINK_ID_LENGTH} random characters of `{LINK_ALPHABET}` (lower-case letters and "
-    "digits without the look-alikes 0, o, 1, l and i); links made earlier keep their ids.",
+    "digits without the look-alikes 0, o, 1, l and i); links made earlier keep their ids. "
+    "The link speaks the language of the request's Accept-Language to the world (its "
+    "previews and cards; without the header, your account's): change it with PATCH.",
     responses=error_responses(400, 401, 403, 409, *BODY_ERRORS, 503),
     tags=_TAGS,
 )
@@ -50,7 +62,9 @@ async def create_link(
     request: AnyRequest, data: LinkIn, db: DB, creator: Creator
 ) -> Envelope[Created, LinkOut]:
     prompt = data.prompt if isinstance(data.prompt, str) else None
-    made = await service.create_link(db, user_id=creator.user_id, prompt=prompt)
+    made = await service.create_link(
+        db, user_id=creator.user_id, prompt=prompt, language=asked_language(request)
+    )
     return envelope(request, 201, "Link created", made)
 
 
@@ -96,7 +110,8 @@ async def get_public_link(
     "/links/{link_id:str}",
     summary="Change a link's prompt or pause it (creator)",
     description="Send at least one of prompt, paused, pause_for_hours, follow_ups, "
-    "hide_dates, muted, crosspost, crosspost_cw, senders; fields left out keep their value. "
+    "hide_dates, muted, crosspost, crosspost_cw, senders, language, card_theme; fields left "
+    "out keep their value. "
     "A paused link refuses new messages until "
     "it is resumed (paused: false), or for pause_for_hours. With follow_ups false, senders' "
     "receipts of this link offer no follow-up. With hide_dates, the public page leaves out "
@@ -107,7 +122,8 @@ async def get_public_link(
     "With fediverse true, the link is an ActivityPub actor people can follow "
     "(docs/fediverse.md); 409 federation_unavailable where the site does not federate. "
     "senders 'signed_in' takes messages only from people signed in to an anonbox account, "
-    "who stay anonymous to you.",
+    "who stay anonymous to you. language is what the link's previews and cards speak to "
+    "everyone who sees them (one of 'en', 'ja', 'ko', 'id', 'es'); card_theme their look.",
     responses=error_responses(*_CREATOR_ERRORS, 409, *BODY_ERRORS),
     tags=_TAGS,
 )
@@ -134,6 +150,8 @@ async def update_link(
         senders=data.senders if isinstance(data.senders, str) else None,
         fediverse=data.fediverse if isinstance(data.fediverse, bool) else None,
         settings=settings,
+        language=data.language if isinstance(data.language, str) else None,
+        card_theme=data.card_theme if isinstance(data.card_theme, str) else None,
     )
     return envelope(request, 200, "Link updated", updated)
 

@@ -27,6 +27,8 @@ MAX_CONTENT_WARNING_CHARACTERS = 100
 CardTheme = Literal["violet", "peach", "ocean", "mint", "night", "paper"]
 CARD_THEMES: tuple[str, ...] = ("violet", "peach", "ocean", "mint", "night", "paper")
 DEFAULT_CARD_THEME = "violet"
+# The languages a link can speak to the world: core.i18n.LANGUAGES (a test keeps them one).
+LinkLanguage = Literal["en", "ja", "ko", "id", "es"]
 
 # Bounds are documented here but checked after NFC and trimming, in the service.
 _PROMPT_DOC = KwargDefinition(
@@ -111,6 +113,22 @@ class LinkPatch(msgspec.Struct):
             "401 sign_in_required otherwise), who stay anonymous to you"
         ),
     ] = msgspec.UNSET
+    language: Annotated[
+        LinkLanguage | msgspec.UnsetType,
+        KwargDefinition(
+            description="The language the link speaks to the world: its previews in chats "
+            "and feeds (og:title, og:description, og:locale, alt texts) and its cards, "
+            "whoever reads them (a new link: the language of the browser or client that "
+            "made it, else your account's)"
+        ),
+    ] = msgspec.UNSET
+    card_theme: Annotated[
+        CardTheme | msgspec.UnsetType,
+        KwargDefinition(
+            description="The look of the link's story cards and previews ('violet' for a "
+            "new link; 'night' is dark, 'paper' light)"
+        ),
+    ] = msgspec.UNSET
 
 
 # The rules of a patch across its fields, as the document states them; the service checks
@@ -136,6 +154,10 @@ class LinkOut(msgspec.Struct):
     crosspost_cw: str | None = None  # their content warning
     fediverse: bool = False  # followable from the fediverse (docs/fediverse.md)
     senders: Senders = "anyone"  # who may send: anyone, or signed-in people only
+    # What the link speaks to the world (previews, alt texts, cards): its setting, else
+    # the creator's language, else English.
+    language: LinkLanguage = "en"
+    card_theme: CardTheme = "violet"  # the story card's and preview's look
 
 
 class LinkList(msgspec.Struct):

@@ -7,12 +7,13 @@ their statements still name the creator, so a link that changed hands is not fou
 from __future__ import annotations
 
 import unicodedata
+from typing import cast
 
 from anonbox.account import avatar
 from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.database import Database, Row, one_at_a_time
 from anonbox.core.errors import Conflict, FieldProblem, NotFound, ValidationFailed
-from anonbox.core.i18n import N_
+from anonbox.core.i18n import DEFAULT_LANGUAGE, LANGUAGES, N_
 from anonbox.core.settings import Settings
 from anonbox.core.text import contains_control_characters, normalised_text
 from anonbox.federation import service as federation
@@ -20,10 +21,14 @@ from anonbox.links import repository
 from anonbox.links.availability import NO_LINK, LinkGone, missing_link
 from anonbox.links.prompts import default_prompt
 from anonbox.links.schemas import (
+    CARD_THEMES,
+    DEFAULT_CARD_THEME,
     MAX_CONTENT_WARNING_CHARACTERS,
     MAX_PAUSE_HOURS,
     MAX_PROMPT_CHARACTERS,
     NEUTRAL_NAME,
+    CardTheme,
+    LinkLanguage,
     LinkList,
     LinkOut,
     PublicLink,
@@ -67,14 +72,23 @@ def _link_out(row: Row) -> LinkOut:
         crosspost_cw=row["crosspost_cw"],
         fediverse=bool(row["fediverse"]),
         senders="signed_in" if row["senders"] == "signed_in" else "anyone",
+        language=spoken_language(row["language"], row["creator_language"]),
+        card_theme=shown_theme(row["card_theme"]),
     )
 
 
-async def create_link(db: Database, *, user_id: str, prompt: str | None) -> LinkOut:
+async def create_link(
+    db: Database, *, user_id: str, prompt: str | None, language: str | None = None
+) -> LinkOut:
     """A new link asking ``prompt``; None: the default prompt in the creator's language
-    (their account's, English until one is known)."""
+    (their account's, English until one is known). ``language``: what the link speaks to
+    the world, the language of the browser or client that made it (None, or one anonbox
+    does not speak: the creator's, whatever it is when the link is shown)."""
+    creator_language = await repository.user_language(db, user_id)
     if prompt is None:
-        prompt = default_prompt(await repository.user_language(db, user_id))
+        prompt = default_prompt(creator_language)
+    if language not in LANGUAGES:
+        language = None
     text = normalised_prompt(prompt)
     now = now_us()
     # Counted and added in a transaction that runs alone for this creator, on every
@@ -85,8 +99,16 @@ async def create_link(db: Database, *, user_id: str, prompt: str | None) -> Link
             raise TooManyLinks(
                 f"A creator can have at most {MAX_LINKS_PER_CREATOR} links; delete one first"
             )
-        link_id = await repository.insert_link(tx, user_id=user_id, prompt=text, created_at=now)
-    return LinkOut(id=link_id, prompt=text, paused=False, created_at=isoformat_us(now))
+        link_id = await repository.insert_link(
+            tx, user_id=user_id, prompt=text, created_at=now, language=language
+        )
+    return LinkOut(
+        id=link_id,
+        prompt=text,
+        paused=False,
+        created_at=isoformat_us(now),
+        language=spoken_language(language, creator_language),
+    )
 
 
 async def links_of(db: Database, *, user_id: str) -> LinkList:
@@ -119,12 +141,34 @@ async def public_link(db: Database, *, link_id: str) -> PublicLink:
             user_id=row["user_id"], uploaded=row["avatar_id"], named=bool(row["display_name"])
         ).url,
         senders="signed_in" if row["senders"] == "signed_in" else "anyone",
+        language=spoken_language(row["language"], row["creator_language"]),
+        card_theme=shown_theme(row["card_theme"]),
     )
+
+
+def spoken_language(link_language: str | None, creator_language: str | None) -> LinkLanguage:
+    """The language a link speaks to the world: its own setting, else its creator's, else
+    English (a value no longer spoken reads as the next one)."""
+    for language in (link_language, creator_language):
+        if language in LANGUAGES:
+            return cast(LinkLanguage, language)
+    return cast(LinkLanguage, DEFAULT_LANGUAGE)
+
+
+def shown_theme(stored: str | None) -> CardTheme:
+    """The link's card theme as stored (NULL, or one no longer drawn: the default)."""
+    return cast(CardTheme, stored if stored in CARD_THEMES else DEFAULT_CARD_THEME)
 
 
 async def pause_end(db: Database, *, link_id: str) -> int | None:
     """When a timed pause of the link ends, in microseconds (None: not a timed pause)."""
     return await repository.paused_until(db, link_id)
+
+
+async def creator_time_zone(db: Database, *, link_id: str) -> str | None:
+    """The time zone the link's creator reads times in (None: not chosen, or no such link),
+    which the link's pages show times in to everyone (docs/decisions.md, issue 41)."""
+    return await repository.creator_time_zone(db, link_id)
 
 
 async def creator_language(db: Database, *, link_id: str) -> str | None:
@@ -148,6 +192,8 @@ async def update_link(
     senders: str | None = None,
     fediverse: bool | None = None,
     settings: Settings | None = None,
+    language: str | None = None,
+    card_theme: str | None = None,
 ) -> LinkOut:
     """Change the given settings; None leaves one as it is, and at least one must be given.
     Making the link followable gives it its actor's keys first (``settings``: whether the
@@ -163,12 +209,25 @@ async def update_link(
         crosspost_cw,
         fediverse,
         senders,
+        language,
+        card_theme,
     )
     if all(setting is None for setting in given):
         raise ValidationFailed(
             "Send at least one setting to change: prompt, paused, pause_for_hours, "
-            "follow_ups, hide_dates, muted, crosspost, crosspost_cw, fediverse, senders",
+            "follow_ups, hide_dates, muted, crosspost, crosspost_cw, fediverse, senders, "
+            "language, card_theme",
             [FieldProblem("body", "missing")],
+        )
+    if language is not None and language not in LANGUAGES:
+        raise ValidationFailed(
+            "language must be one of " + ", ".join(f"'{code}'" for code in LANGUAGES),
+            [FieldProblem("language", "invalid")],
+        )
+    if card_theme is not None and card_theme not in CARD_THEMES:
+        raise ValidationFailed(
+            "card_theme must be one of " + ", ".join(f"'{theme}'" for theme in CARD_THEMES),
+            [FieldProblem("card_theme", "invalid")],
         )
     if crosspost is not None and crosspost not in ("off", "public", "unlisted", "followers"):
         raise ValidationFailed(
@@ -233,6 +292,8 @@ async def update_link(
         senders=senders,
         now=now_us(),
         fediverse=fediverse,
+        language=language,
+        card_theme=card_theme,
     )
     if row is None:
         raise NotFound(NO_LINK)

@@ -241,7 +241,11 @@ async def _attach(
             created_at=now,
         )
         await links.insert_link(
-            conn, user_id=user_id, prompt=default_prompt(language), created_at=now
+            conn,
+            user_id=user_id,
+            prompt=default_prompt(language),
+            created_at=now,
+            language=language,
         )
     inserted = await repository.insert_account(
         conn,

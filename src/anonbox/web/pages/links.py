@@ -17,7 +17,7 @@ from litestar.types import ControllerRouterHandler
 
 from anonbox.account import service as account
 from anonbox.core.dependencies import DB, AppSettings
-from anonbox.core.i18n import _, ngettext, number
+from anonbox.core.i18n import _, negotiate, ngettext, number
 from anonbox.links import service as links
 from anonbox.messages import service as messages
 from anonbox.messages.filtered import service as filtered
@@ -59,12 +59,23 @@ async def links_page(
 
 @post(LINKS_PAGE, status_code=303)
 async def create_link(
-    browser: SignedInBrowser, form: SignedInForm, db: DB, settings: AppSettings
+    request: AnyRequest,
+    browser: SignedInBrowser,
+    form: SignedInForm,
+    db: DB,
+    settings: AppSettings,
 ) -> Redirect:
     # A preset, else the words typed, else (nothing typed) the default prompt.
     typed = form.get("prompt")
     prompt = preset_choice(form) or (typed if isinstance(typed, str) and typed.strip() else None)
-    made = await links.create_link(db, user_id=browser.principal.user_id, prompt=prompt)
+    # The link speaks the language of the browser that made it (changed in its settings).
+    header = request.headers.get("accept-language")
+    made = await links.create_link(
+        db,
+        user_id=browser.principal.user_id,
+        prompt=prompt,
+        language=negotiate(header) if header else None,
+    )
     return redirect_to(browser, settings, f"{LINKS_PAGE}/{made.id}")
 
 

@@ -216,7 +216,7 @@ async def _send_page(
             "cursor": cursor,
             "next_cursor": next_cursor,
             "site": site_url(request, settings),
-            "preview": previews.send_page(site_url(request, settings), link.id, name, link.prompt),
+            "preview": previews.send_page(site_url(request, settings), link),
         },
         status_code=status_code,
         headers={"Cache-Control": "no-store"},
