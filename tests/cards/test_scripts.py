@@ -131,7 +131,7 @@ def fonts() -> FontSet:
     return fonts
 
 
-def _compare(name: str, png: bytes) -> None:
+def compare(name: str, png: bytes, size: tuple[int, int] = (1080, 1920)) -> None:
     """The card against its reference, or the reference redrawn; a copy for reviewers."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / f"{name}.png").write_bytes(png)
@@ -143,7 +143,7 @@ def _compare(name: str, png: bytes) -> None:
     assert reference.is_file(), f"no reference {reference}: ANONBOX_UPDATE_REFERENCES=1"
     drawn = Image.open(io.BytesIO(png)).convert("RGB")
     expected = Image.open(reference).convert("RGB")
-    assert drawn.size == expected.size == (1080, 1920)
+    assert drawn.size == expected.size == size
     difference = ImageChops.difference(drawn, expected)
     mean = sum(ImageStat.Stat(difference).mean) / 3
     visible = difference.convert("L").point(lambda value: 255 if value > 48 else 0)
@@ -160,11 +160,11 @@ def test_a_card_in_each_script_looks_like_its_reference(fonts: FontSet, script: 
     png = render_card(
         prompt=sample.prompt, message=sample.message, reply=sample.reply, name=sample.name
     )
-    _compare(script, png)
+    compare(script, png)
 
 
 def test_the_link_card_looks_like_its_reference(fonts: FontSet) -> None:
-    _compare("link", render_link_card(**LINK_SAMPLE))
+    compare("link", render_link_card(**LINK_SAMPLE))
 
 
 # --- no missing glyphs ---------------------------------------------------------------------
@@ -386,27 +386,7 @@ def test_without_noto_a_card_is_still_drawn_and_one_warning_says_why(
         installed.cache_clear()
 
 
-# --- shrink to fit -------------------------------------------------------------------------
-
-LONG = {
-    "line breaks": ("a\n" * 250, "b\n" * 250),
-    "japanese": (("日本語の文章です。" * 60)[:500], ("はい、そうです！" * 70)[:500]),
-    "emoji": ("👨‍👩‍👧‍👦" * 100, "👍🏽🇯🇵" * 100),
-    "arabic": (("مرحبا بالعالم " * 40)[:500], ("شكرا جزيلا " * 50)[:500]),
-}
-
-
-@pytest.mark.parametrize("kind", list(LONG))
-def test_the_longest_texts_stay_inside_the_card(fonts: FontSet, kind: str) -> None:
-    """Shrunk, and cut with "…" at the smallest size: the boxes end above the footer
-    (from y=1760, only the background and the brand name)."""
-    message, reply = LONG[kind]
-    png = render_card(prompt="Ask me", message=message, reply=reply, name="X")
-    image = Image.open(io.BytesIO(png)).convert("RGB")
-    footer = image.crop((0, 1760, 1080, 1800))
-    assert footer.getcolors() == [(1080 * 40, (61, 43, 214))]
-    boxes = image.crop((80, 300, 1000, 1760))  # text was drawn in the boxes
-    assert len(boxes.getcolors(maxcolors=1 << 16) or range(99)) > 10
+# The longest texts, in the story's frame: tests/cards/test_story_frame.py.
 
 
 def test_an_answer_card_carries_its_links_address(fonts: FontSet) -> None:
@@ -414,7 +394,7 @@ def test_an_answer_card_carries_its_links_address(fonts: FontSet) -> None:
     sample = SAMPLES["japanese"]
     texts = {"prompt": sample.prompt, "message": sample.message, "reply": sample.reply}
     with_address = render_card(**texts, name=sample.name, url="anonbox.example/a1b2c3d4e5f")
-    _compare("japanese-with-address", with_address)
+    compare("japanese-with-address", with_address)
     assert with_address != render_card(**texts, name=sample.name)
     assert with_address != render_card(**texts, name=sample.name, url="anonbox.example/other")
 
@@ -448,7 +428,7 @@ def test_the_link_card_draws_the_qr_code_of_its_address(fonts: FontSet) -> None:
         qr=address,
         avatar=picture(AvatarRef("generated", generated_key("01JSAKURA"))),
     )
-    _compare("link-with-qr-and-avatar", png)
+    compare("link-with-qr-and-avatar", png)
     # What a phone's camera reads: the symbol segno makes of the address, module for module,
     # and not the symbol of any other address.
     expected = segno.make(address, error="m", micro=False, boost_error=False).matrix
@@ -468,7 +448,7 @@ def test_an_answer_card_leads_with_the_creators_picture_and_name(fonts: FontSet)
     url = "anonbox.example/a1b2c3d4e5f"
     generated = picture(AvatarRef("generated", generated_key("01JSAKURA")))
     with_picture = render_card(**texts, name=sample.name, url=url, avatar=generated)
-    _compare("japanese-with-avatar", with_picture)
+    compare("japanese-with-avatar", with_picture)
     neutral = render_card(**texts, name=sample.name, url=url, avatar=picture(AvatarRef("neutral")))
     assert len({with_picture, neutral, render_card(**texts, name=sample.name, url=url)}) == 3
     assert render_card(**texts, name="Zoë", url=url, avatar=generated) != with_picture

@@ -1,6 +1,8 @@
 """Share cards: an answered message's (``/{link_id}/{message_id}/card.png``) and a link's
-own (``/{link_id}/card.png``, "Send me anonymous messages"), PNGs for phone stories, drawn
-once per version and limited per client. See ``docs/pages.md``."""
+own (``/{link_id}/card.png``, "Send me anonymous messages"), PNGs for phone stories; and
+the landscape previews of a link (``/{link_id}/preview.png``) and of an answer
+(``/{link_id}/a/{answer_id}/preview.png``) for ``og:image``. All in the link's theme and
+language, drawn once per version and limited per client. See ``docs/pages.md``."""
 
 from __future__ import annotations
 
@@ -24,14 +26,17 @@ from anonbox.core.ids import ULID_PATTERN
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
 from anonbox.links.schemas import PublicLink
+from anonbox.messages.answers import service as answers
 from anonbox.messages.inbox import service as inbox
 from anonbox.safety.dependencies import GateDep
 from anonbox.web.cards.cache import CardCache, CardsDep
 from anonbox.web.cards.draw import CardLabels, render_card, render_link_card
+from anonbox.web.cards.preview import render_preview
+from anonbox.web.cards.themes import theme
 from anonbox.web.infra.routing import site_url
 from anonbox.web.pages.public import not_found, public_link
 
-_CARD_VERSION = "3"  # part of the card's ETag: bump when the drawing changes
+_CARD_VERSION = "4"  # part of the card's ETag: bump when the drawing changes
 
 
 async def _picture(db: DB, link: PublicLink) -> tuple[str, functools.partial[Any]]:
@@ -49,10 +54,10 @@ async def _picture(db: DB, link: PublicLink) -> tuple[str, functools.partial[Any
 
 async def card_words(db: DB, link: PublicLink) -> tuple[CardLabels, str]:
     """The words a card draws besides the creator's texts, and the name it shows, in the
-    creator's language: a card stands for its creator wherever it is shared, so it reads
-    the same for every visitor. The labels are part of the ETag: a card in another
-    language is another version."""
-    with use_locale(await links.creator_language(db, link_id=link.id)):
+    link's language (``PublicLink.language``: its setting, else its creator's): a card
+    stands for its creator wherever it is shared, so it reads the same for every visitor.
+    The labels are part of the ETag: a card in another language is another version."""
+    with use_locale(link.language):
         labels = CardLabels(
             anonymous_message=gettext("Anonymous message"),
             replied=gettext("%(name)s replied"),
@@ -96,24 +101,72 @@ async def share_card(
     if not replies.items:
         return not_found(request)
     reply = replies.items[0]
+    return await _answer_card(
+        request, db, settings, cards, link, message.message_content, reply.message_content,
+        filename=f"anonbox-{message_id}.png",
+    )  # fmt: skip
+
+
+@get(
+    "/{link_id:str}/a/{answer_id:str}/card.png",
+    name="public:answer-card",
+)
+async def answer_card(
+    request: AnyRequest,
+    link_id: str,
+    answer_id: str,
+    public_db: PublicDB,
+    settings: AppSettings,
+    gate: GateDep,
+    cards: CardsDep,
+    client_address: ClientAddress,
+) -> Response[Any]:
+    """A published answer's story card by its answer id (its page's, ``web.pages.answer``):
+    the same picture as by its message id, which an answer page must not show (a message
+    id tells its send time). 404 for an answer never published, 410 for one removed."""
+    db = public_db  # anyone's reads: a replica's when there is one (core.replicas)
+    await gate.throttle_client(db, address=client_address, limit=settings.limit_card)
+    link = await public_link(db, link_id)
+    if isinstance(link, NotFound):
+        return not_found(request, link)
+    answer = await answers.published_answer(db, link_id=link.id, answer_id=answer_id)
+    return await _answer_card(
+        request, db, settings, cards, link, answer.message.message_content,
+        answer.replies[0].message_content, filename=f"anonbox-{link.id}-{answer_id}.png",
+    )  # fmt: skip
+
+
+async def _answer_card(
+    request: AnyRequest,
+    db: DB,
+    settings: Settings,
+    cards: CardCache,
+    link: PublicLink,
+    question: str,
+    reply: str,
+    *,
+    filename: str,
+) -> Response[Any]:
+    """An answer's story card: the question and its latest reply."""
     labels, name = await card_words(db, link)
     url = link_address(site_url(request, settings), link.id)  # where to ask, for a story
     picture, load = await _picture(db, link)
     return await _card(
         request,
         cards,
-        version=(link.prompt, name, picture, message.message_content, reply.message_content, url),
+        version=(link.prompt, name, picture, question, reply, url, link.card_theme),
         labels=labels,
         draw=lambda: render_card(
             prompt=link.prompt,
-            message=message.message_content,
-            reply=reply.message_content,
+            message=question,
+            reply=reply,
             name=name,
             url=url,
             avatar=load(),
             labels=labels,
+            look=theme(link.card_theme),
         ),
-        disposition=f'attachment; filename="anonbox-{message_id}.png"',
+        disposition=f'attachment; filename="{filename}"',
     )
 
 
@@ -141,7 +194,10 @@ def answer_cards(
         labels, name = await card_words(db, link)
         url = link_address(settings.public_url or "http://localhost", link.id)
         picture, load = await _picture(db, link)
-        version = (link.prompt, name, picture, message.message_content, reply.message_content, url)
+        version = (
+            link.prompt, name, picture, message.message_content, reply.message_content, url,
+            link.card_theme,
+        )  # fmt: skip
         digest = hashlib.sha256(
             "\0".join((_CARD_VERSION, repr(labels), *version)).encode()
         ).hexdigest()[:32]
@@ -155,6 +211,7 @@ def answer_cards(
                 url=url,
                 avatar=load(),
                 labels=labels,
+                look=theme(link.card_theme),
             ),
         )
 
@@ -220,13 +277,110 @@ async def link_card(
     return await _card(
         request,
         cards,
-        version=("link", link.prompt, name, picture, url, scanned),
+        version=("link", link.prompt, name, picture, url, scanned, link.card_theme),
         labels=labels,
         draw=lambda: render_link_card(
-            name=name, prompt=link.prompt, url=url, qr=scanned, avatar=load(), labels=labels
+            name=name,
+            prompt=link.prompt,
+            url=url,
+            qr=scanned,
+            avatar=load(),
+            labels=labels,
+            look=theme(link.card_theme),
         ),
         disposition=f'inline; filename="anonbox-{link.id}.png"',
     )
 
 
-ROUTES: list[ControllerRouterHandler] = [share_card, link_card]
+@get(
+    "/{link_id:str}/preview.png",
+    name="public:link-preview",
+)
+async def link_preview(
+    request: AnyRequest,
+    link_id: str,
+    public_db: PublicDB,
+    settings: AppSettings,
+    gate: GateDep,
+    cards: CardsDep,
+    client_address: ClientAddress,
+) -> Response[Any]:
+    """The link as a landscape picture (1200 by 630) for a post's preview (``og:image``):
+    the invitation, the creator and the prompt, in the link's theme and language."""
+    db = public_db  # anyone's reads: a replica's when there is one (core.replicas)
+    await gate.throttle_client(db, address=client_address, limit=settings.limit_card)
+    link = await public_link(db, link_id)
+    if isinstance(link, NotFound):
+        return not_found(request, link)
+    labels, name = await card_words(db, link)
+    url = link_address(site_url(request, settings), link.id)
+    picture, load = await _picture(db, link)
+    return await _card(
+        request,
+        cards,
+        version=("link-preview", link.prompt, name, picture, url, link.card_theme),
+        labels=labels,
+        draw=lambda: render_preview(
+            name=name,
+            prompt=link.prompt,
+            url=url,
+            avatar=load(),
+            labels=labels,
+            look=theme(link.card_theme),
+        ),
+        disposition=f'inline; filename="anonbox-{link.id}-preview.png"',
+    )
+
+
+@get(
+    "/{link_id:str}/a/{answer_id:str}/preview.png",
+    name="public:answer-preview",
+)
+async def answer_preview(
+    request: AnyRequest,
+    link_id: str,
+    answer_id: str,
+    public_db: PublicDB,
+    settings: AppSettings,
+    gate: GateDep,
+    cards: CardsDep,
+    client_address: ClientAddress,
+) -> Response[Any]:
+    """A published answer as a landscape picture (1200 by 630) for its page's preview:
+    the creator, the question and the latest reply. 404 for an answer never published,
+    410 for one removed since (``published_answer`` tells which)."""
+    db = public_db  # anyone's reads: a replica's when there is one (core.replicas)
+    await gate.throttle_client(db, address=client_address, limit=settings.limit_card)
+    link = await public_link(db, link_id)
+    if isinstance(link, NotFound):
+        return not_found(request, link)
+    answer = await answers.published_answer(db, link_id=link.id, answer_id=answer_id)
+    question, reply = answer.message.message_content, answer.replies[0].message_content
+    labels, name = await card_words(db, link)
+    url = link_address(site_url(request, settings), link.id)
+    picture, load = await _picture(db, link)
+    return await _card(
+        request,
+        cards,
+        version=("answer-preview", name, picture, question, reply, url, link.card_theme),
+        labels=labels,
+        draw=lambda: render_preview(
+            name=name,
+            message=question,
+            reply=reply,
+            url=url,
+            avatar=load(),
+            labels=labels,
+            look=theme(link.card_theme),
+        ),
+        disposition=f'inline; filename="anonbox-{link.id}-{answer_id}.png"',
+    )
+
+
+ROUTES: list[ControllerRouterHandler] = [
+    share_card,
+    answer_card,
+    link_card,
+    link_preview,
+    answer_preview,
+]
