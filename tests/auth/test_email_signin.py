@@ -315,6 +315,8 @@ def test_a_new_account_s_first_link_asks_in_the_language_of_the_browser_that_sig
 
         first = browser.get(f"/links/{me['link_id']}/public").json()["data"]
         assert first["prompt"] == prompt
+        spoken = accept_language[:2]  # what the link's previews speak (issue 41)
+        assert first["language"] == spoken
         send_page = browser.get(f"/{me['link_id']}")
         assert f'<h1 id="prompt" class="prompt" dir="auto">{prompt}</h1>' in send_page.text
 
@@ -324,6 +326,8 @@ def test_a_new_account_s_first_link_asks_in_the_language_of_the_browser_that_sig
         )
         assert made.status_code == 201, made.text
         assert made.json()["data"]["prompt"] == prompt
+        # ... and speaks the language of the request that made it.
+        assert made.json()["data"]["language"] == "es"
         links_page = browser.get("/dashboard/links")
         created = browser.post(
             "/dashboard/links", data={"csrf_token": csrf_of(links_page.text), "prompt": " "}
@@ -331,6 +335,7 @@ def test_a_new_account_s_first_link_asks_in_the_language_of_the_browser_that_sig
         assert created.status_code == 303, created.text
         listed = browser.get("/links", headers={"X-API-Key": token}).json()["data"]["items"]
         assert [link["prompt"] for link in listed] == [prompt] * 3
+        assert [link["language"] for link in listed] == [spoken, "es", spoken]
 
 
 def test_an_expired_link_signs_nobody_in(mail_signin: MailSignin) -> None:

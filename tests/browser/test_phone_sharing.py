@@ -254,13 +254,15 @@ def test_a_shared_link_previews_with_its_card(site: Site) -> None:
         card = api.get(f"/{creator.link_id}/card.png")
     tags = meta_of(send_page).meta
     assert tags["og:url"] == [f"{site.url}/{creator.link_id}"]
-    assert tags["og:image"] == [f"{site.url}/{creator.link_id}/card.png"]
+    # The landscape preview (issue 41): what summary_large_image and LINE show whole.
+    assert tags["og:image"] == [f"{site.url}/{creator.link_id}/preview.png"]
     assert tags["twitter:image"] == tags["og:image"]
     assert tags["twitter:card"] == ["summary_large_image"]
     assert tags["og:description"] == ["Ask me about lighthouses"]
     assert tags["og:title"][0].startswith("Send ")
-    assert tags["og:image:width"] == ["1080"]
-    assert tags["og:image:height"] == ["1920"]
+    assert tags["og:locale"] == ["en_US"]
+    assert tags["og:image:width"] == ["1200"]
+    assert tags["og:image:height"] == ["630"]
     assert tags["og:image:alt"][0]
     if card.status_code == 200:  # the link card (its own part of this work) once it is there
         with Image.open(io.BytesIO(card.content)) as drawn:
