@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from litestar import Response, get
+from litestar.exceptions import NotFoundException
 from litestar.types import ControllerRouterHandler
 
 from anonbox.account import avatar as avatars
@@ -20,9 +21,11 @@ from anonbox.account import service as account
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings, ClientAddress, PublicDB
 from anonbox.core.envelope import AnyRequest
-from anonbox.core.errors import NotFound
-from anonbox.core.i18n import gettext, use_locale
+from anonbox.core.errors import Gone, NotFound
+from anonbox.core.exception_handlers import handle_anonbox_error, handle_http_exception
+from anonbox.core.i18n import _, gettext, use_locale
 from anonbox.core.ids import ULID_PATTERN
+from anonbox.core.requests import prefers_html
 from anonbox.core.settings import Settings
 from anonbox.links import service as links
 from anonbox.links.schemas import PublicLink
@@ -33,7 +36,7 @@ from anonbox.web.cards.cache import CardCache, CardsDep
 from anonbox.web.cards.draw import CardLabels, render_card, render_link_card
 from anonbox.web.cards.preview import render_preview
 from anonbox.web.cards.themes import theme
-from anonbox.web.infra.routing import site_url
+from anonbox.web.infra.routing import error_page, site_url
 from anonbox.web.pages.public import not_found, public_link
 
 _CARD_VERSION = "4"  # part of the card's ETag: bump when the drawing changes
@@ -332,6 +335,18 @@ async def link_preview(
     )
 
 
+def _no_answer(request: AnyRequest, missing: NotFound) -> Response[Any]:
+    """As the answer's page answers (``web.pages.answer``): 404 for an answer never
+    published, 410 for one removed since; an API client gets the envelope."""
+    if isinstance(missing, Gone):
+        if prefers_html(request):
+            return error_page(410, _("This answer was removed."))
+        return handle_anonbox_error(request, missing)
+    if prefers_html(request):
+        return error_page(404, _("There is no answer here. Check the address you were given."))
+    return handle_http_exception(request, NotFoundException())
+
+
 @get(
     "/{link_id:str}/a/{answer_id:str}/preview.png",
     name="public:answer-preview",
@@ -354,7 +369,10 @@ async def answer_preview(
     link = await public_link(db, link_id)
     if isinstance(link, NotFound):
         return not_found(request, link)
-    answer = await answers.published_answer(db, link_id=link.id, answer_id=answer_id)
+    try:
+        answer = await answers.published_answer(db, link_id=link.id, answer_id=answer_id)
+    except NotFound as missing:
+        return _no_answer(request, missing)
     question, reply = answer.message.message_content, answer.replies[0].message_content
     labels, name = await card_words(db, link)
     url = link_address(site_url(request, settings), link.id)
