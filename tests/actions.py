@@ -177,3 +177,12 @@ class Poster(threading.Thread):
                     return
                 self.acknowledged[data["id"]] = text
                 self.progress.release()
+
+
+def answer_path(api: httpx.Client, link_id: str, message_id: str) -> str:
+    """The page of an answered message, ``/{link_id}/a/{answer_id}``, by the answer id the
+    public listing gives it."""
+    listed = api.get(f"/message/{link_id}", params={"limit": 100})
+    assert listed.status_code == 200, listed.text
+    [item] = [i for i in listed.json()["data"]["items"] if i["id"] == message_id]
+    return f"/{link_id}/a/{item['answer_id']}"

@@ -21,7 +21,7 @@ from html.parser import HTMLParser
 import pytest
 from playwright.sync_api import BrowserContext, Page
 
-from tests.actions import post_reply
+from tests.actions import answer_path, post_reply
 from tests.browser.conftest import (
     DESKTOP,
     PHONE,
@@ -68,6 +68,7 @@ full = own_server(
 @dataclass(frozen=True)
 class World(Furnished):
     answered: str  # a message with a reply
+    answer_page: str  # its public page, /{link_id}/a/{answer_id}
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +91,8 @@ def world(full: Server, smtp_server: SMTPServer) -> World:
         reported = api.post(f"/message/{creator.link_id}/{ids[0]}/report", json={"reason": "spam"})
         assert reported.status_code == 201, reported.text
         shared = furnish(full, smtp_server, api, admin)
-    return World(**shared, answered=answered)
+        answer_page = answer_path(api, creator.link_id, answered)
+    return World(**shared, answered=answered, answer_page=answer_page)
 
 
 def public_pages(w: World) -> list[tuple[str, str]]:
@@ -99,6 +101,7 @@ def public_pages(w: World) -> list[tuple[str, str]]:
         ("home", "/"),
         ("signin", "/signin"),
         ("send", f"/{link}"),
+        ("answer", w.answer_page),
         ("receipt", w.receipt),
         ("error-404", "/no-such-link-here"),
         ("error-410", f"/{w.gone}"),

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Page
 
-from tests.actions import post_reply
+from tests.actions import answer_path, post_reply
 from tests.browser.conftest import Axe, Screenshot, account_pages, off_the_loop, own_server
 from tests.browser.furnished import Furnished, furnish, post_from
 from tests.server import Server
@@ -69,6 +69,7 @@ phone = own_server(
 class World(Furnished):
     second: str  # a second link, paused until a time, with a long prompt
     answered: str  # a message with a long reply, on its own page
+    answer_page: str  # its public page, /{link_id}/a/{answer_id}
     reply: str
     unanswered: str
 
@@ -105,6 +106,7 @@ def world(phone: Server, smtp_server: SMTPServer) -> World:
         paused = api.patch(f"/links/{second_id}", json={"pause_for_hours": 24}, headers=headers)
         assert paused.status_code == 200, paused.text
         shared = furnish(phone, smtp_server, api, admin)
+        answer_page = answer_path(api, creator.link_id, ids[1])
         # The webhook's deliveries fail (nothing listens on port 9): wait for one to show.
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
@@ -116,6 +118,7 @@ def world(phone: Server, smtp_server: SMTPServer) -> World:
         **shared,
         second=second_id,
         answered=ids[1],
+        answer_page=answer_page,
         reply=reply,
         unanswered=ids[0],
     )
@@ -127,6 +130,7 @@ def public_pages(w: World) -> list[tuple[str, str]]:
         ("home", "/"),
         ("signin", "/signin"),
         ("send", f"/{link}"),
+        ("answer", w.answer_page),
         ("send-paused", f"/{w.second}"),
         ("receipt", w.receipt),
         ("error-404", "/no-such-link-here"),

@@ -20,7 +20,7 @@ from PIL import Image
 from anonbox.account.avatar import AvatarRef, picture
 from anonbox.core.ids import LINK_ID_LENGTH
 from anonbox.web.cards.draw import render_link_card
-from tests.actions import assert_error, inbox_items, post_message, post_reply
+from tests.actions import answer_path, assert_error, inbox_items, post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
 from tests.support.forms import csrf_of
@@ -123,7 +123,8 @@ def test_user_text_is_escaped(api: httpx.Client, creator: Creator) -> None:
     body = page(api, creator.link_id).text
     assert "<script>alert" not in body
     shown = body.split("<body", 1)[1]
-    assert shown.count(html.escape(hostile)) == 3  # the prompt, the message, the reply
+    # the prompt, the message, the reply, and the message as the text its share passes on
+    assert shown.count(html.escape(hostile)) == 4
     # and the prompt in the link's preview: og/twitter description and image alt
     assert body.split("<body", 1)[0].count(html.escape(hostile)) == 4
 
@@ -263,8 +264,12 @@ def test_no_fixed_first_path_segment_can_be_a_link_id() -> None:
 # --- answers --------------------------------------------------------------------------------
 
 
-def answer_ids(body: str) -> list[str]:
-    return re.findall(r'id="answer-([0-9a-z]{26})"', body)
+def answer_ids(api: httpx.Client, link_id: str, body: str) -> list[str]:
+    """The messages the page lists as answers, in order, by their answer ids (the page
+    shows no message id: it tells the send time)."""
+    listed = api.get(f"/message/{link_id}", params={"limit": 100}).json()["data"]["items"]
+    by_answer = {item["answer_id"]: item["id"] for item in listed}
+    return [by_answer[a] for a in re.findall(r'id="answer-([A-Za-z0-9_-]{12})"', body)]
 
 
 def test_answers_show_only_answered_messages_newest_first_with_their_replies(
@@ -277,12 +282,13 @@ def test_answers_show_only_answered_messages_newest_first_with_their_replies(
     post_reply(api, creator, older, "second answer")
     post_reply(api, creator, newer, "newer answer")
     body = page(api, creator.link_id).text
-    assert answer_ids(body) == [newer, older]
+    assert answer_ids(api, creator.link_id, body) == [newer, older]
     assert unanswered not in body
     assert "private question" not in body
     assert body.index("second answer") < body.index("first answer")  # replies newest first
     assert 'id="answers"' in body
-    assert f'href="/{creator.link_id}/{newer}/card.png"' in body
+    newer_answer = answer_path(api, creator.link_id, newer)
+    assert f'href="{newer_answer}/card.png"' in body
 
 
 def test_answers_are_paged_with_the_cursor(api: httpx.Client, creator: Creator) -> None:
@@ -290,12 +296,12 @@ def test_answers_are_paged_with_the_cursor(api: httpx.Client, creator: Creator) 
     for message_id in ids:
         post_reply(api, creator, message_id, "yes")
     first = page(api, creator.link_id).text
-    assert answer_ids(first) == ids[::-1][:10]
+    assert answer_ids(api, creator.link_id, first) == ids[::-1][:10]
     older = re.search(r'id="older" rel="next" href="([^"]+)"', first)
     assert older, first
     second = api.get(html.unescape(older.group(1)), headers=HTML)
     assert second.status_code == 200
-    assert answer_ids(second.text) == ids[::-1][10:]
+    assert answer_ids(api, creator.link_id, second.text) == ids[::-1][10:]
     assert 'id="older"' not in second.text
 
 
