@@ -11,6 +11,7 @@ it says (a link gone, a limit reached) is true now, not for whoever asks next.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,22 @@ from anonbox.web.infra.session import carry_renewal_of
 HERE = Path(__file__).parent.parent
 
 
+# Korean and Japanese letters, told apart: what a person wrote is marked with its own
+# language where it is plainly one of them, so it breaks lines as that language does
+# (app.css: Korean between words, Japanese between phrases) and is read aloud in it.
+_HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]")
+_KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+
+
+def _lang_of(text: object) -> Markup:
+    """`` lang="ko"`` or `` lang="ja"`` for text mostly in Hangul or with more kana than
+    Hangul, when that is not the page's language; else nothing (Han alone may be Chinese)."""
+    words = str(text or "")
+    hangul, kana = len(_HANGUL.findall(words)), len(_KANA.findall(words))
+    lang = "ko" if hangul > kana else "ja" if kana else ""
+    return Markup(' lang="%s"') % lang if lang and lang != i18n.current_language() else Markup("")
+
+
 def _environment() -> Environment:
     """Templates mark what a person reads with ``_("…")``, ``ngettext`` and ``{% trans %}``
     (Jinja's i18n extension, new-style: named placeholders, autoescaped)."""
@@ -74,6 +91,7 @@ def _environment() -> Environment:
     env.filters["bidi"] = lambda text: Markup('<bdi dir="auto">%s</bdi>') % text
     # The same where no element can hold it (a <title>, an attribute): bidi controls.
     env.filters["isolated"] = isolated
+    env.filters["lang_of"] = _lang_of  # <p dir="auto"{{ text|lang_of }}>
     return env
 
 
