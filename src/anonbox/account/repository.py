@@ -289,6 +289,13 @@ async def set_language_once(conn: Connection, user_id: str, language: str) -> No
     )
 
 
+async def set_time_zone_once(conn: Connection, user_id: str, time_zone: str) -> None:
+    """The first zone only, as ``set_language_once``."""
+    await conn.execute(
+        "UPDATE users SET time_zone = $2 WHERE id = $1 AND time_zone IS NULL", user_id, time_zone
+    )
+
+
 async def set_preferences(conn: Connection, user_id: str, language: str, time_zone: str) -> None:
     await conn.execute(
         "UPDATE users SET language = $2, time_zone = $3 WHERE id = $1",

@@ -128,6 +128,8 @@ class Preferences(msgspec.Struct):
 
     language: str | None  # None until their first dashboard page
     time_zone: str
+    # False until a zone is stored: their first dashboard page sends the browser's.
+    time_zone_chosen: bool = True
 
 
 # --- the public profile ---------------------------------------------------------------------

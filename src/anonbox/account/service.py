@@ -183,8 +183,16 @@ async def preferences(db: Database, *, user_id: str, first_language: str) -> Pre
     if language not in LANGUAGES:
         language = first_language
         await repository.set_language_once(db, user_id, language)
-    zone = row["time_zone"] if row is not None else None
-    return Preferences(language=language, time_zone=valid_time_zone(zone or "") or "UTC")
+    zone = valid_time_zone((row["time_zone"] if row is not None else None) or "")
+    return Preferences(language=language, time_zone=zone or "UTC", time_zone_chosen=bool(zone))
+
+
+async def first_time_zone(db: Database, *, user_id: str, time_zone: str) -> None:
+    """The zone of the creator's browser, told by their first dashboard page: stored only
+    while they have none (a zone once chosen is never overwritten)."""
+    if valid_time_zone(time_zone) is None:
+        raise ValidationFailed("time zone unknown", [FieldProblem("time_zone", "unknown")])
+    await repository.set_time_zone_once(db, user_id, time_zone)
 
 
 async def set_preferences(db: Database, *, user_id: str, language: str, time_zone: str) -> None:

@@ -17,16 +17,17 @@ they stay English, and clients translate ``error.code``.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from contextvars import ContextVar
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from functools import cache
 from pathlib import Path
 from typing import Any
 from zoneinfo import TZPATH, ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from babel import Locale, UnknownLocaleError
-from babel.dates import format_date, format_datetime, format_timedelta
+from babel.dates import format_datetime, format_skeleton, format_timedelta
 from babel.numbers import format_decimal
 from babel.support import NullTranslations, Translations
 
@@ -46,6 +47,8 @@ _RELATIVE_FOR_SECONDS = 7 * 24 * 3600
 
 _language: ContextVar[str] = ContextVar("anonbox_language", default=DEFAULT_LANGUAGE)
 _time_zone: ContextVar[str] = ContextVar("anonbox_time_zone", default=DEFAULT_TIME_ZONE)
+# False on a creator's page while their account has no zone yet (UTC stands in).
+_zone_chosen: ContextVar[bool] = ContextVar("anonbox_zone_chosen", default=True)
 
 
 def N_(message: str) -> str:
@@ -69,11 +72,17 @@ def current_time_zone() -> str:
     return _time_zone.get()
 
 
-def set_locale(language: str, time_zone: str | None = None) -> None:
+def time_zone_chosen() -> bool:
+    """Whether the current zone is one the reader has (False: UTC stands in for none)."""
+    return _zone_chosen.get()
+
+
+def set_locale(language: str, time_zone: str | None = None, *, zone_chosen: bool = True) -> None:
     """For the rest of this request (its task): read in ``language``, times in ``time_zone``."""
     _language.set(language if language in LANGUAGES else DEFAULT_LANGUAGE)
     if time_zone is not None:
         _time_zone.set(valid_time_zone(time_zone) or DEFAULT_TIME_ZONE)
+        _zone_chosen.set(zone_chosen)
 
 
 @contextlib.contextmanager
@@ -158,6 +167,22 @@ def time_zones() -> tuple[str, ...]:
     return tuple(sorted({z for z in known if z.startswith(_REGIONS)} | {"UTC"}))
 
 
+def time_zone_choices() -> list[tuple[str, str]]:
+    """Each of ``time_zones`` with what the picker shows beside it, which typing also
+    finds: its name with spaces, and its offset now ("Asia/Tokyo", "Asia/Tokyo (UTC+9)")."""
+    now = datetime.now(UTC)
+    choices = []
+    for name in time_zones():
+        offset = now.astimezone(_zone(name)).utcoffset() or timedelta(0)
+        minutes = int(offset.total_seconds()) // 60
+        sign = "+" if minutes >= 0 else "-"
+        hours, rest = divmod(abs(minutes), 60)
+        shown = f"UTC{sign}{hours}" + (f":{rest:02d}" if rest else "") if minutes else "UTC"
+        label = name.replace("_", " ")
+        choices.append((name, label if name == DEFAULT_TIME_ZONE else f"{label} ({shown})"))
+    return choices
+
+
 def valid_time_zone(name: str) -> str | None:
     if name == DEFAULT_TIME_ZONE:
         return name
@@ -195,13 +220,38 @@ def parse_time(iso: str) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def exact_time(iso: str) -> str:
-    """The moment in full, in the current time zone and language (``title`` of ``<time>``)."""
+def _time_pattern(locale: Locale) -> str:
+    """The language's short time (hours and minutes, never seconds), its day period in full:
+    CLDR's short Korean one is "AM"/"PM", where Koreans write 오전/오후."""
+    pattern = str(locale.time_formats["short"].pattern)
+    return pattern if "'" in pattern else re.sub("a+", "aaaa", pattern)
+
+
+def _date_and_time(moment: datetime, zone: tzinfo, locale: Locale, now: datetime) -> str:
+    """The day with its weekday (its year only when not ``now``'s) and the time, joined as
+    the language joins them."""
+    local = moment.astimezone(zone)
+    this_year = local.year == now.astimezone(zone).year
+    skeleton = "MMMEd" if this_year else "yMMMEd"
+    day = format_skeleton(skeleton, local, tzinfo=zone, locale=locale)
+    time = format_datetime(local, _time_pattern(locale), tzinfo=zone, locale=locale)
+    glue = str(locale.datetime_formats["short"])
+    # CLDR puts a narrow no-break space before "PM"; browsers' Intl (dashboard.js) a
+    # plain one: the same text on both sides.
+    return glue.replace("{1}", day).replace("{0}", time).replace("\u202f", " ")
+
+
+def exact_time(iso: str, now: datetime | None = None) -> str:
+    """The moment as people read it, in the current time zone and language: ``Sun, Nov
+    29, 7:32 PM``, ``11月29日(日) 19:32``, ``11월 29일 (일) 오후 7:32``; the year only
+    when not this year's; no seconds; "UTC" after it only when the zone is UTC (the
+    reader's own zone needs no name). Babel's (CLDR's) patterns for each language."""
     moment = parse_time(iso)
     if moment is None:
         return iso
-    zone = _zone(_time_zone.get())
-    return format_datetime(moment, "long", tzinfo=zone, locale=_locale())
+    name = _time_zone.get()
+    shown = _date_and_time(moment, _zone(name), _locale(), now or datetime.now(UTC))
+    return f"{shown} UTC" if name == DEFAULT_TIME_ZONE else shown
 
 
 def relative_time(iso: str, now: datetime | None = None) -> str:
@@ -213,7 +263,11 @@ def relative_time(iso: str, now: datetime | None = None) -> str:
     delta = moment - now
     if abs(delta.total_seconds()) > _RELATIVE_FOR_SECONDS:
         zone = _zone(_time_zone.get())
-        return format_date(moment.astimezone(zone), "medium", locale=_locale())
+        local = moment.astimezone(zone)
+        this_year = local.year == now.astimezone(zone).year
+        return format_skeleton(
+            "MMMd" if this_year else "yMMMd", local, tzinfo=zone, locale=_locale()
+        )
     if abs(delta.total_seconds()) < 45:
         return gettext("just now")
     return format_timedelta(delta, add_direction=True, threshold=1, format="long", locale=_locale())

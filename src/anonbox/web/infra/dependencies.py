@@ -85,7 +85,11 @@ async def account_holder_browser(request: AnyRequest, db: DB, settings: AppSetti
     chosen = await account.preferences(
         db, user_id=browser.principal.user_id, first_language=browser_language(request)
     )
-    set_locale(chosen.language or browser_language(request), chosen.time_zone)
+    set_locale(
+        chosen.language or browser_language(request),
+        chosen.time_zone,
+        zone_chosen=chosen.time_zone_chosen,
+    )
     return browser
 
 

@@ -5,8 +5,14 @@ Public pages (home, sign-in, the send page, receipts, errors) speak the language
 with the switcher (a cookie), else the best match of ``Accept-Language``. A creator's own
 pages speak the language of their account setting (``web.infra.dependencies`` sets it once the
 browser is known, after this hook). Answers that vary so say ``Vary: Accept-Language,
-Cookie``. Public pages show exact times in UTC: the reader's zone is unknown, and the
-creator's zone is theirs, not something to tell visitors.
+Cookie``.
+
+Times are in the zone of the creator the page is about, in the page's language
+(``core.i18n.exact_time``: "11月29日(日) 19:32", no seconds, "UTC" only in UTC): their own
+pages and e-mails in their zone, and a link's public pages (the send page, answer pages,
+receipts) too, through ``in_creator_zone``, so a sender reads "paused until 19:32" as the
+creator would say it (docs/decisions.md, issue 41). Pages about no creator (home,
+sign-in, errors) show times in UTC, and say so.
 """
 
 from __future__ import annotations
@@ -15,8 +21,16 @@ from typing import Any
 
 from litestar import Request, Response
 
-from anonbox.core.i18n import DEFAULT_TIME_ZONE, LANGUAGES, negotiate, set_locale
+from anonbox.core.database import Database
+from anonbox.core.i18n import (
+    DEFAULT_TIME_ZONE,
+    LANGUAGES,
+    current_language,
+    negotiate,
+    set_locale,
+)
 from anonbox.core.settings import Settings
+from anonbox.links import service as links
 from anonbox.web.infra.security import cookie_name
 
 LANGUAGE_COOKIE = "anonbox_lang"
@@ -37,8 +51,16 @@ def browser_language(request: AnyRequest) -> str:
 
 
 async def public_locale(request: AnyRequest) -> None:
-    """``before_request`` of page routes: the visitor's language, times in UTC."""
+    """``before_request`` of page routes: the visitor's language, times in UTC (until a
+    page about a link says whose zone: ``in_creator_zone``)."""
     set_locale(browser_language(request), DEFAULT_TIME_ZONE)
+
+
+async def in_creator_zone(db: Database, link_id: str) -> None:
+    """For the rest of this page: times in the zone of ``link_id``'s creator (UTC if they
+    have none), still in the visitor's language."""
+    zone = await links.creator_time_zone(db, link_id=link_id)
+    set_locale(current_language(), zone or DEFAULT_TIME_ZONE)
 
 
 def vary_by_language(response: Response[Any]) -> None:

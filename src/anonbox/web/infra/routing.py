@@ -80,6 +80,7 @@ def _environment() -> Environment:
     env.globals["current_language"] = i18n.current_language
     env.globals["LANGUAGES"] = i18n.LANGUAGES
     env.globals["current_time_zone"] = i18n.current_time_zone
+    env.globals["time_zone_chosen"] = i18n.time_zone_chosen
     # The prompt presets a link form offers, in the page's language.
     env.globals["prompt_presets"] = lambda: prompts.presets(i18n.current_language())
     env.globals["done_texts"] = forms.done_texts  # what the last form post did

@@ -26,7 +26,7 @@ from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.envelope import streamed_envelope
 from anonbox.core.errors import FieldProblem, ValidationFailed
-from anonbox.core.i18n import current_language, current_time_zone, exact_time, time_zones
+from anonbox.core.i18n import current_language, current_time_zone, exact_time, time_zone_choices
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
 from anonbox.messages.filtered.service import move_muted
@@ -86,7 +86,7 @@ async def _account_page(
             "new_key": new_key,
             "language": current_language(),
             "time_zone": current_time_zone(),
-            "time_zones": time_zones(),
+            "time_zones": time_zone_choices(),
             "here": ACCOUNT,
         },
         status_code,
@@ -208,6 +208,16 @@ async def save_preferences(
         time_zone=text_field(form, "time_zone"),
     )
     return redirect_to(browser, settings, ACCOUNT)
+
+
+@post(ACCOUNT + "/time-zone", status_code=204)
+async def first_time_zone(browser: SignedInBrowser, form: SignedInForm, db: DB) -> None:
+    """The browser's zone, sent once by the first dashboard page of an account that has
+    none (dashboard.js); without JavaScript the account reads times in UTC until the
+    account page's picker says otherwise."""
+    await account_settings.first_time_zone(
+        db, user_id=browser.principal.user_id, time_zone=text_field(form, "time_zone")
+    )
 
 
 @post(ACCOUNT + "/profile", status_code=303)
@@ -377,6 +387,7 @@ ROUTES: list[ControllerRouterHandler] = [
         link_fediverse_account,
         unlink_fediverse_account,
         save_preferences,
+        first_time_zone,
         save_profile,
         upload_avatar,
         remove_avatar,

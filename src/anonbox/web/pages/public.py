@@ -41,6 +41,7 @@ from anonbox.messages.schemas import InboxItem, ReplyOut
 from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import RECEIPT_DAYS, ReceiptLink
 from anonbox.safety.flood import ProofOfWorkRequired
+from anonbox.web.infra.locale import in_creator_zone
 from anonbox.web.infra.routing import error_page, readable, site_url
 from anonbox.web.infra.security import (
     CSRF_FIELD,
@@ -195,6 +196,7 @@ async def _send_page(
     # A timed pause says when it ends (an open-ended one only that the link is paused); an
     # end just passed, not yet resumed by the chore (links.service.RESUME_SECONDS), none.
     until = await links.pause_end(db, link_id=link.id) if link.paused else None
+    await in_creator_zone(db, link.id)  # times as the creator reads them
     name = shown_name(link)
     page = Template(
         template_name="public.html",

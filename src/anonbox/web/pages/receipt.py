@@ -29,6 +29,7 @@ from anonbox.messages.dependencies import PostingDep
 from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import RECEIPT_DAYS, ReceiptOut
 from anonbox.safety.flood import ProofOfWorkRequired
+from anonbox.web.infra.locale import in_creator_zone
 from anonbox.web.infra.routing import error_page, readable, site_url
 from anonbox.web.infra.security import CSRF_FIELD, checked_form, csrf_token, set_csrf_cookie
 from anonbox.web.infra.session import Browser, browser_session
@@ -90,6 +91,7 @@ async def _page(
     csrf, new = csrf_token(request)
     link_id, receipt = found
     name, link = await _creator_of(db, link_id)
+    await in_creator_zone(db, link_id)  # times as the creator reads them
     # On a link for signed-in senders only, a follow-up is a post there: a browser that
     # is not signed in is asked to sign in instead of shown the form.
     signin_url = None

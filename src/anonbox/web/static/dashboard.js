@@ -35,7 +35,31 @@
   var lang = document.documentElement.lang || "en";
   var zone = inbox.dataset.timeZone || "UTC";
   var relative = new Intl.RelativeTimeFormat(lang, { numeric: "auto" });
-  var exact = new Intl.DateTimeFormat(lang, { dateStyle: "long", timeStyle: "long", timeZone: zone });
+  // As core.i18n.exact_time writes it: weekday, day and time, no seconds; the year only
+  // when not this year's; "UTC" after it only in UTC.
+  var exact = { format: function (date) { return exactIn(zone, date); } };
+  function exactIn(zoneName, date) {
+    var year = new Intl.DateTimeFormat("en", { year: "numeric", timeZone: zoneName });
+    var options = { weekday: "short", month: "short", day: "numeric", hour: "numeric", minute: "2-digit", timeZone: zoneName };
+    if (year.format(date) !== year.format(new Date())) options.year = "numeric";
+    var text = new Intl.DateTimeFormat(lang, options).format(date);
+    return zoneName === "UTC" ? text + " UTC" : text;
+  }
+  // An account without a zone yet (just signed up): this browser's, sent once; times
+  // on this page then read in it.
+  var first = document.getElementById("first-time-zone");
+  var browserZone = "";
+  try { browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { /* none */ }
+  if (first && browserZone && window.fetch && window.FormData) {
+    first.elements.time_zone.value = browserZone;
+    fetch(first.action, { method: "POST", body: new FormData(first), credentials: "same-origin" }).then(function (answer) {
+      if (answer.ok) {
+        zone = browserZone;
+        inbox.dataset.timeZone = zone;
+        sayAll();
+      }
+    }, function () { /* UTC until the next page */ });
+  }
   var block = document.getElementById("page-texts");
   var justNow = "just now";
   try {
@@ -140,6 +164,13 @@
     unread.textContent = String(count);
     retitle(count);
     announce();
+    // "Mark all as read" is offered once something is unread; it reads up to the newest
+    // message shown, so one that arrives live (and is shown) moves it up (issue 41).
+    var markRead = document.getElementById("mark-all-read");
+    if (markRead) {
+      markRead.hidden = false;
+      if (live && message.id > markRead.elements.up_to.value) markRead.elements.up_to.value = message.id;
+    }
     if (live) {
       list().prepend(messageNode(message));
       var empty = document.getElementById("inbox-empty");
