@@ -123,6 +123,8 @@ async def link_settings(
         senders=_text_or_none(form, "senders") if full else None,  # the service checks it
         fediverse=form.get("fediverse") == "on" if full and settings.federates else None,
         settings=settings,
+        language=_text_or_none(form, "language") if full else None,  # the service checks it
+        card_theme=_text_or_none(form, "card_theme") if full else None,
     )
     return redirect_to(browser, settings, back_path(form, settings_path(link.link_id)), Done.SAVED)
 
