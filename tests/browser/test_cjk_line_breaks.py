@@ -2,15 +2,17 @@
 """Korean and Japanese lines break between words, never inside one, on a 360 px phone
 (issue 41, item 6; docs/decisions.md, "Type set for CJK").
 
-The real pages (home, sign-in, the send page, a receipt, the inbox, a message, the
-links, the account and the notifications), in Korean and in Japanese, with messages in
-either language on them. Each character of each word is measured with a Range
-(``getClientRects``): a word whose characters lie on more than one line is broken. A
-word is what ``Intl.Segmenter`` (ICU, Chromium's own) calls one: in Korean an eojeol
-without its punctuation ("메시지를", "주세요"), in Japanese a dictionary word ("受け取る",
-"ダウンロード"); Chromium's ``word-break: auto-phrase`` breaks Japanese only between
-phrases, which are runs of such words. A word wider than its line on its own may break
-(it must, to stay on a 360 px screen), and is left out.
+The real pages (home, sign-in, the send page, the answer pages, a receipt, the inbox, a
+message, the links, the account and the notifications), in Korean, Japanese and English,
+with messages in Korean and Japanese on them (marked with their language on a page in
+another). Each character is measured with a Range (``getBoundingClientRect``): a word
+whose characters lie on more than one line is broken. In Korean a word is what
+``Intl.Segmenter`` calls one: an eojeol without its punctuation ("메시지를", "주세요").
+In Japanese, where Chromium's ``word-break: auto-phrase`` breaks between the phrases a
+model finds (which may cross a dictionary word: "…する方|法も"), a word is a katakana word
+("ダウンロード") or one the issue saw broken ("受け取る"), and no line of a wrapped text
+holds a single character. A word wider than its line on its own may break (it must, to
+stay on a 360 px screen), and is left out.
 
 That the measure finds what it looks for is shown on the same pages: with the rules
 turned off (``word-break: normal`` injected), it finds broken words in both languages.
@@ -18,6 +20,7 @@ On SQLite only: line breaking depends on HTML and CSS, not on the database."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -62,6 +65,7 @@ class World:
     admin: Admin
     receipt: str  # the receipt page of the Korean message
     messages: dict[str, str]  # language -> the id of the message in it
+    answers: list[str]  # the answer pages' paths
 
     def pages(self) -> list[tuple[str, str]]:
         link = self.admin.creator.link_id
@@ -71,6 +75,7 @@ class World:
             ("signin", "/signin"),
             ("send", f"/{link}"),
             ("receipt", self.receipt),
+            *((f"answer-{n}", path) for n, path in enumerate(self.answers)),
             ("dashboard", "/dashboard"),
             *((f"message-{lang}", f"{base}/messages/{id_}") for lang, id_ in self.messages.items()),
             ("links", "/dashboard/links"),
@@ -89,7 +94,11 @@ def world(typeset: Server) -> World:
             ids[lang] = post_from(api, creator.link_id, text, n).json()["data"]["id"]
             post_reply(api, creator, ids[lang], REPLIES[lang])
         receipt = post_from(api, creator.link_id, MESSAGES["ko"], 9, receipt="true")
-    return World(typeset, admin, "/r/" + receipt.json()["data"]["receipt"]["token"], ids)
+        send_page = api.get(f"/{creator.link_id}").text
+    answers = sorted(set(re.findall(rf'href="(/{creator.link_id}/a/[\w-]+)"', send_page)))
+    assert len(answers) == 2, send_page
+    receipt_path = "/r/" + receipt.json()["data"]["receipt"]["token"]
+    return World(typeset, admin, receipt_path, ids, answers)
 
 
 # What must stay on one line, in each rendered text node of the page: in Korean each
@@ -189,7 +198,7 @@ def tour(
 ) -> Tour:
     """Every page of ``world`` in ``lang``, a sender's and the creator's (each in a
     context of ``contexts``), its Korean and its Japanese measured (with the rules turned
-    off when ``off``); screenshots of each as ``typeset-<page>-<lang>.png``."""
+    off when ``off``); screenshots of each as ``typeset-<page>-<lang>[-dark].png``."""
     found = Tour([], {"ko": set(), "ja": set()})
     sender = contexts().new_page()
     creator = contexts().new_page()
@@ -203,8 +212,11 @@ def tour(
         assert page.locator("html").get_attribute("lang") == lang, path
         if off:
             page.evaluate(TURNED_OFF)
-        else:
+        else:  # to look at, in both themes (colours only: the lines are the same)
             screenshot(page, f"typeset-{name}-{lang}")
+            page.emulate_media(color_scheme="dark")
+            screenshot(page, f"typeset-{name}-{lang}-dark")
+            page.emulate_media(color_scheme="light")
         for script in ("ko", "ja"):
             measured = page.evaluate(BROKEN_WORDS, [script, sorted(KNOWN[script])])
             found.broken += [f"{name}: {word}" for word in measured["broken"]]
