@@ -111,14 +111,6 @@ async def creator_time_zone(conn: Connection, link_id: str) -> str | None:
     return None if row is None else row["time_zone"]
 
 
-async def creator_language(conn: Connection, link_id: str) -> str | None:
-    row = await conn.fetchrow(
-        "SELECT u.language FROM links l JOIN users u ON u.id = l.user_id WHERE l.id = $1",
-        link_id,
-    )
-    return None if row is None else row["language"]
-
-
 async def update_link(
     conn: Connection,
     *,

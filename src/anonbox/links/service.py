@@ -171,11 +171,6 @@ async def creator_time_zone(db: Database, *, link_id: str) -> str | None:
     return await repository.creator_time_zone(db, link_id)
 
 
-async def creator_language(db: Database, *, link_id: str) -> str | None:
-    """The language the link's creator reads (None: not chosen yet, or no such link)."""
-    return await repository.creator_language(db, link_id)
-
-
 async def update_link(
     db: Database,
     *,
