@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.actions import post_message, post_reply
+from tests.actions import answer_path, post_message, post_reply
 from tests.conftest import Creator
 from tests.federation.conftest import AP, followable, wait_for
 from tests.server import Server, free_port
@@ -132,7 +132,7 @@ def test_a_fedify_server_follows_receives_answers_and_unfollows(
     assert "Genmaicha, always" in create["content"]
     assert f"/{creator.link_id}" in create["content"]
     [card] = create["attachments"]
-    assert card["url"].endswith(f"/{creator.link_id}/{message_id}/card.png")
+    assert card["url"].endswith(f"{answer_path(api, creator.link_id, message_id)}/card.png")
     assert "Tea or coffee?" in card["name"]
     assert "Genmaicha, always" in card["name"]
     note = api.get(create["object_id"], headers=AP)

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.actions import assert_error, post_message, post_reply
+from tests.actions import answer_path, assert_error, post_message, post_reply
 from tests.conftest import Creator
 from tests.fediverse.conftest import (
     browser,
@@ -100,7 +100,8 @@ def test_a_mastodon_post_carries_question_answer_link_and_card(
     [status] = wait_for(lambda: mastodon.statuses_of(person))
     assert question in status["content"]
     assert "Genmaicha, always." in status["content"]
-    assert f"{anonbox.url}/{creator.link_id}" in status["content"]
+    # The answer's own page (its id, not the message's, which tells the send time).
+    assert f"{anonbox.url}{answer_path(api, creator.link_id, message)}" in status["content"]
     assert status["visibility"] == "unlisted"
     assert status["spoiler_text"] == "spoilers"
     [media] = status["media_attachments"]
@@ -129,7 +130,7 @@ def test_followers_only_on_misskey_with_a_drive_file(
     assert note["cw"] == "food"
     assert "Sweet or savoury?" in note["text"]
     assert "Savoury." in note["text"]
-    assert f"{anonbox.url}/{creator.link_id}" in note["text"]
+    assert f"{anonbox.url}{answer_path(api, creator.link_id, message)}" in note["text"]
     [drive] = note["files"]
     assert "Sweet or savoury?" in drive["comment"]
     assert misskey.state.file_bytes[drive["id"]].startswith(PNG)

@@ -96,11 +96,17 @@ class Answer:
     answer: str
     prompt: str
     answered_at: int  # µs
+    answer_id: str | None = None  # its page's id (None only for a reply older than pages)
 
 
 def note(site: Site, a: Answer) -> dict[str, Any]:
+    """An answer as a Note: its ``url`` the answer's own page (``/{link}/a/{answer_id}``),
+    its text ending with the send page's address (where to ask), its card by the answer
+    id (a message id tells its send time); its ``id`` the reply's, as it always was."""
     page = site.page(a.link_id)
     shown = urlsplit(page).netloc + urlsplit(page).path
+    own = page if a.answer_id is None else f"{page}/a/{a.answer_id}"
+    card = f"{page}/{a.message_id}/card.png" if a.answer_id is None else f"{own}/card.png"
     content = (
         f"<p>Q: {html.escape(isolated(a.question))}</p>"
         f"<p>A: {html.escape(isolated(a.answer))}</p>"
@@ -111,7 +117,7 @@ def note(site: Site, a: Answer) -> dict[str, Any]:
         "type": "Note",
         "attributedTo": site.actor(a.link_id),
         "content": content,
-        "url": page,
+        "url": own,
         "published": isoformat_us(a.answered_at),
         "to": [PUBLIC],
         "cc": [f"{site.actor(a.link_id)}/followers"],
@@ -119,7 +125,7 @@ def note(site: Site, a: Answer) -> dict[str, Any]:
             {
                 "type": "Document",
                 "mediaType": "image/png",
-                "url": f"{site.url}/{a.link_id}/{a.message_id}/card.png",
+                "url": card,
                 "name": (
                     f"{isolated(a.prompt)}\nQ: {isolated(a.question)}\nA: {isolated(a.answer)}"
                 ),

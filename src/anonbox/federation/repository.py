@@ -251,10 +251,13 @@ async def unblock_domain(conn: Connection, domain: str) -> int:
 
 # --- answers -------------------------------------------------------------------------------
 
+# With the answer's page id (``answers``, written with the message's first reply).
 _ANSWER = (
     "SELECT r.id AS reply_id, r.content AS answer, r.created_at AS answered_at,"
-    " m.id AS message_id, m.content AS question, l.id AS link_id, l.prompt"
+    " m.id AS message_id, m.content AS question, l.id AS link_id, l.prompt,"
+    " a.id AS answer_id"
     " FROM replies r JOIN messages m ON m.id = r.message_id JOIN links l ON l.id = m.link_id"
+    " LEFT JOIN answers a ON a.message_id = m.id"
 )
 
 

@@ -164,6 +164,7 @@ def _answer(row: Row) -> Answer:
         answer=str(row["answer"]),
         prompt=str(row["prompt"]),
         answered_at=int(row["answered_at"]),
+        answer_id=None if row["answer_id"] is None else str(row["answer_id"]),
     )
 
 

@@ -224,10 +224,13 @@ class CrosspostCourier(DeliveryRows):
 
     async def _post(self, delivery: Row, question: str, answer: str) -> str | None:
         site = (self._settings.public_url or "http://localhost").rstrip("/")
+        page = f"{site}/{delivery['link_id']}"  # the answer's own page, once it has one
+        if delivery["answer_id"] is not None:
+            page += f"/a/{delivery['answer_id']}"
         text, alt = post_texts(
             question=question,
             answer=answer,
-            url=f"{site}/{delivery['link_id']}",
+            url=page,
             language=delivery["language"],
         )
         png = await self._card(str(delivery["link_id"]), str(delivery["message_id"]))

@@ -57,9 +57,11 @@ async def due_deliveries(
     return await conn.fetch(
         "SELECT d.id, d.account_id, d.link_id, d.message_id, d.reply_id, d.attempts,"  # noqa: S608 - placeholders only
         " d.created_at, d.next_attempt_at, a.user_id, a.software, a.instance,"
-        " a.access_token, l.crosspost, l.crosspost_cw, l.prompt, u.language"
+        " a.access_token, l.crosspost, l.crosspost_cw, l.prompt, u.language,"
+        " p.id AS answer_id"
         " FROM crosspost_deliveries d JOIN fediverse_accounts a ON a.id = d.account_id"
         " JOIN links l ON l.id = d.link_id JOIN users u ON u.id = a.user_id"
+        " LEFT JOIN answers p ON p.message_id = d.message_id"
         " WHERE d.status = 'pending' AND d.next_attempt_at <= $1"
         f" AND a.disconnected_at IS NULL{skip} ORDER BY d.id LIMIT $2",
         now,
