@@ -9,9 +9,11 @@ placeholders (``_("Hello %(name)s", name=…)``), plural forms through ``ngettex
 
 The language and time zone of what is being rendered live in context variables: a page
 request sets them (``web.infra.locale``) from the creator's settings on their pages, or from the
-switcher's cookie and ``Accept-Language`` on public pages; an e-mail sets them from its
-recipient's settings with ``use_locale``. JSON ``message`` texts never pass through here:
-they stay English, and clients translate ``error.code``.
+switcher's cookie and ``Accept-Language`` on public pages, whose times are in the zone of
+the link's creator; an e-mail sets them from its recipient's settings with ``use_locale``.
+Times read as people write them (``exact_time``): CLDR's forms, no seconds, "UTC" only
+in UTC. JSON ``message`` texts never pass through here: they stay English, and clients
+translate ``error.code``.
 """
 
 from __future__ import annotations
