@@ -16,7 +16,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 from PIL import Image
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import BrowserContext, Locator, Page, expect
 
 from tests.actions import post_message, post_reply
 from tests.browser.conftest import PHONE, Screenshot, Site, Watch
@@ -49,6 +49,13 @@ def answered(site: Site) -> tuple[Creator, str]:
     return creator, message_id
 
 
+def answer_on(page: Page) -> tuple[Locator, str]:
+    """The public page's (only) answer and its answer id (``#answer-{answer_id}``)."""
+    answer = page.locator("#answers .answer")
+    answer_id = str(answer.get_attribute("id")).removeprefix("answer-")
+    return answer, answer_id
+
+
 def shared(page: Page) -> list[dict[str, Any]]:
     page.wait_for_function("() => window.__shared.length > 0")
     return list(page.evaluate("window.__shared"))
@@ -71,8 +78,8 @@ def on_a_sharing_phone(
 def test_share_hands_the_card_png_to_the_share_sheet(
     site: Site, new_context: Callable[..., BrowserContext], screenshot: Screenshot
 ) -> None:
-    creator, message_id, page = on_a_sharing_phone(site, new_context, can_share_files=True)
-    answer = page.locator(f"#answer-{message_id}")
+    creator, _, page = on_a_sharing_phone(site, new_context, can_share_files=True)
+    answer, answer_id = answer_on(page)
     share = answer.get_by_role("button", name="Share", exact=True)
     expect(share).to_be_visible()
     screenshot(page, "public-share-buttons")
@@ -82,17 +89,18 @@ def test_share_hands_the_card_png_to_the_share_sheet(
     assert call["type"] == "image/png"
     assert call["head"] == PNG_SIGNATURE, "the shared file is not a PNG"
     assert call["size"] > 10_000
-    assert call["url"] == f"{site.url}/{creator.link_id}#answer-{message_id}"
+    assert call["url"] == f"{site.url}/{creator.link_id}/a/{answer_id}"
 
 
 def test_share_falls_back_to_the_link_where_files_cannot_be_shared(
     site: Site, new_context: Callable[..., BrowserContext]
 ) -> None:
-    creator, message_id, page = on_a_sharing_phone(site, new_context, can_share_files=False)
-    page.locator(f"#answer-{message_id}").get_by_role("button", name="Share", exact=True).click()
+    creator, _, page = on_a_sharing_phone(site, new_context, can_share_files=False)
+    answer, answer_id = answer_on(page)
+    answer.get_by_role("button", name="Share", exact=True).click()
     [call] = shared(page)
     assert call == {
-        "url": f"{site.url}/{creator.link_id}#answer-{message_id}",
+        "url": f"{site.url}/{creator.link_id}/a/{answer_id}",
         "files": 0,
         "type": None,
         "size": None,
@@ -103,17 +111,17 @@ def test_share_falls_back_to_the_link_where_files_cannot_be_shared(
 def test_without_the_share_api_download_card_and_copy_link_do_it(
     site: Site, new_context: Callable[..., BrowserContext]
 ) -> None:
-    creator, message_id = answered(site)
+    creator, _ = answered(site)
     context = new_context(viewport=PHONE, accept_downloads=True)
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site.url)
     page = context.new_page()
     page.goto(f"{site.url}/{creator.link_id}")
     assert page.evaluate("typeof navigator.share") == "undefined"  # headless Linux Chromium
-    answer = page.locator(f"#answer-{message_id}")
+    answer, answer_id = answer_on(page)
     expect(answer.get_by_role("button", name="Share", exact=True)).to_be_hidden()
 
     download = answer.get_by_role("link", name="Download card")
-    expect(download).to_have_attribute("href", f"/{creator.link_id}/{message_id}/card.png")
+    expect(download).to_have_attribute("href", f"/{creator.link_id}/a/{answer_id}/card.png")
     with page.expect_download() as started:
         download.click()
     saved = started.value.path()
@@ -123,7 +131,7 @@ def test_without_the_share_api_download_card_and_copy_link_do_it(
     answer.get_by_role("button", name="Copy link").click()
     expect(answer.locator(".share-status")).to_have_text("Link copied.")
     copied = page.evaluate("navigator.clipboard.readText()")
-    assert copied == f"{site.url}/{creator.link_id}#answer-{message_id}"
+    assert copied == f"{site.url}/{creator.link_id}/a/{answer_id}"
 
 
 def test_the_dashboard_shares_answers_and_shows_the_link_as_a_qr_code(
