@@ -26,8 +26,9 @@ def test_a_creator_searches_their_inbox(
     hello = site.post_message(link_id, "안녕하세요, 반가워요")
     page.reload()
 
+    # From the inbox's one row of search and filter (its button is "Go").
     page.get_by_label("Search messages and replies").fill("東京タワー")
-    page.get_by_role("button", name="Search", exact=True).click()
+    page.get_by_role("button", name="Go", exact=True).click()
     results_url = re.compile(rf"/dashboard/links/{link_id}/search\?q=")
     page.wait_for_url(results_url)
     results = page.locator("#results .message-row")

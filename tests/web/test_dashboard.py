@@ -423,22 +423,25 @@ def test_filters_show_what_they_say(browser: Browser, api: httpx.Client) -> None
     assert browser.client.get("/dashboard?filter=bogus").status_code == 400
 
 
-def test_the_unread_count_goes_down_after_viewing(browser: Browser, api: httpx.Client) -> None:
-    for n in range(3):
-        post_message(api, browser.link_id, f"unread {n}")
+def test_the_unread_count_goes_down_as_messages_are_opened(
+    browser: Browser, api: httpx.Client
+) -> None:
+    sent = [post_message(api, browser.link_id, f"unread {n}") for n in range(3)]
     inbox = f"/dashboard/links/{browser.link_id}"
 
     first = browser.client.get(inbox)
     assert unread_count(first.text) == 3
     assert len(re.findall(r'class="message-row unread" id="m-[0-9a-z]{26}"', first.text)) == 3
 
-    second = browser.client.get(inbox)
-    assert unread_count(second.text) == 0
+    # Shown is not read (issue 41): opened is.
+    assert unread_count(browser.client.get(inbox).text) == 3
+    assert browser.client.get(f"{inbox}/messages/{sent[0]}").status_code == 200
+    assert unread_count(browser.client.get(inbox).text) == 2
     unread_page = browser.client.get(inbox, params={"filter": "unread"}).text
-    assert re.findall(ROW_IDS, unread_page) == []
+    assert re.findall(ROW_IDS, unread_page) == sent[:0:-1]
 
     post_message(api, browser.link_id, "one more")
-    assert unread_count(browser.client.get(inbox).text) == 1
+    assert unread_count(browser.client.get(inbox).text) == 3
 
 
 def test_link_settings_muted_words_and_api_keys(browser: Browser, api: httpx.Client) -> None:

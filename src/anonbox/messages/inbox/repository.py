@@ -92,10 +92,30 @@ async def mark_seen(conn: Connection, *, link_id: str, message_id: str) -> None:
     )
 
 
+async def newest_id_up_to(conn: Connection, *, link_id: str, up_to: str) -> str:
+    """The link's newest message id not above ``up_to`` ("" when there is none)."""
+    row = await conn.fetchrow(
+        "SELECT id FROM messages WHERE link_id = $1 AND id <= $2 ORDER BY id DESC LIMIT 1",
+        link_id,
+        up_to,
+    )
+    return "" if row is None else str(row["id"])
+
+
+async def mark_opened(conn: Connection, *, link_id: str, message_id: str) -> None:
+    """The message was opened: read, whatever the link's mark says."""
+    await conn.execute(
+        "UPDATE messages SET opened = $3 WHERE id = $1 AND link_id = $2 AND NOT opened",
+        message_id,
+        link_id,
+        True,
+    )
+
+
 async def unread_count(conn: Connection, link_id: str) -> int:
     row = await conn.fetchrow(
         "SELECT COUNT(*) AS n FROM (SELECT 1 FROM messages WHERE link_id = $1 AND id > $2"
-        " LIMIT $3) capped",
+        " AND NOT opened LIMIT $3) capped",
         link_id,
         await seen_mark(conn, link_id),
         UNREAD_COUNT_CAP,
@@ -109,7 +129,8 @@ async def links_with_unread(conn: Connection, user_id: str) -> Sequence[Row]:
     return await conn.fetch(
         "SELECT l.id, l.prompt, l.paused,"
         " (SELECT COUNT(*) FROM (SELECT 1 FROM messages m WHERE m.link_id = l.id"
-        "   AND m.id > COALESCE(l.seen_message_id, '') LIMIT $2) capped) AS unread"
+        "   AND m.id > COALESCE(l.seen_message_id, '') AND NOT m.opened LIMIT $2) capped)"
+        " AS unread"
         " FROM links l WHERE l.user_id = $1 ORDER BY l.created_at, l.id",
         user_id,
         UNREAD_COUNT_CAP,
@@ -128,19 +149,21 @@ async def dashboard_page(
         return f"${len(args)}"
 
     where = "link_id = $1" + (
-        f" AND id > {bound(seen)}" if which is InboxFilter.UNREAD else _CONDITIONS[which]
+        f" AND id > {bound(seen)} AND NOT opened"
+        if which is InboxFilter.UNREAD
+        else _CONDITIONS[which]
     )
     if before:
         where += f" AND id < {bound(before)}"
     # Only fixed fragments are joined here; every value is bound.
-    sql = f"SELECT id, content, created_at, like_by_creator, reply_count, follow_up_of FROM messages WHERE {where} ORDER BY id DESC LIMIT $2"  # noqa: S608, E501
+    sql = f"SELECT id, content, created_at, like_by_creator, reply_count, follow_up_of, opened FROM messages WHERE {where} ORDER BY id DESC LIMIT $2"  # noqa: S608, E501
     return await conn.fetch(sql, *args)
 
 
 async def dashboard_message(conn: Connection, *, link_id: str, message_id: str) -> Row | None:
     """One message of the link as the dashboard's page per message shows it."""
     return await conn.fetchrow(
-        "SELECT id, content, created_at, like_by_creator, reply_count, follow_up_of"
+        "SELECT id, content, created_at, like_by_creator, reply_count, follow_up_of, opened"
         " FROM messages WHERE id = $1 AND link_id = $2",
         message_id,
         link_id,

@@ -2,8 +2,9 @@
 the replies of a page at once, and the messages stored since a given id; and the API's
 listing of a link's messages and of a message's replies.
 
-A message is unread when its id is greater than its link's ``seen_message_id``
-(ULIDs sort by time); opening the inbox moves the mark up to the newest message shown.
+A message is unread when its id is greater than its link's ``seen_message_id`` (ULIDs
+sort by time) and it has not been opened on its own page (``messages.opened``). Listing
+the inbox reads nothing; "Mark all as read" moves the mark (issue 41).
 Every statement walks ``ix_messages_link_id_id`` (``repository``). Ownership is settled
 before these run.
 """
@@ -81,6 +82,15 @@ async def mark_seen(conn: Connection, *, link_id: str, message_id: str) -> None:
     await repository.mark_seen(conn, link_id=link_id, message_id=message_id)
 
 
+async def mark_all_read(conn: Connection, *, link_id: str, up_to: str) -> None:
+    """Every message up to ``up_to`` (the newest one the page showed) is read; one that
+    came after it stays unread, though the button was pressed later. ``up_to`` is
+    trusted no further than the link's own messages: the mark lands on one of them."""
+    newest = await repository.newest_id_up_to(conn, link_id=link_id, up_to=up_to)
+    if newest:
+        await repository.mark_seen(conn, link_id=link_id, message_id=newest)
+
+
 async def links_with_unread(conn: Connection, user_id: str) -> Sequence[Row]:
     """The creator's links, oldest (the default) first, each with its unread count."""
     return await repository.links_with_unread(conn, user_id)
@@ -119,6 +129,12 @@ async def one(conn: Connection, *, link_id: str, message_id: str) -> Message:
     return (await cards(conn, [row], seen))[0]
 
 
+async def open_message(conn: Connection, *, link_id: str, message_id: str) -> Message:
+    """``one``, opened by the creator: from now on it is read."""
+    await repository.mark_opened(conn, link_id=link_id, message_id=message_id)
+    return await one(conn, link_id=link_id, message_id=message_id)
+
+
 async def cards(conn: Connection, rows: Sequence[Row], seen: str) -> list[Message]:
     """Message rows as the dashboard shows them (the inbox's page and search's), with
     their replies, and the messages the follow-ups among them follow, read in one query
@@ -142,7 +158,7 @@ def message_of(
         created_at=isoformat_us(row["created_at"]),
         liked=bool(row["like_by_creator"]),
         reply_count=int(row["reply_count"]),
-        unread=row["id"] > seen,
+        unread=row["id"] > seen and not row["opened"],
         replies=replies.get(row["id"], []),
         follow_up_of=follow_up_of,
         follows=None if follow_up_of is None else followed.get(follow_up_of),

@@ -36,15 +36,18 @@ TRIGRAM = 3
 # The cursor of a first page: a ULID's first character is at most "7".
 ABOVE_EVERY_ID = "z" * 26
 
-_COLUMNS = "id, content, like_by_creator, created_at, reply_count, follow_up_of"
-_M_COLUMNS = "m.id, m.content, m.like_by_creator, m.created_at, m.reply_count, m.follow_up_of"
+# ``opened``: whether the message is unread (``messages.inbox.service.message_of``).
+_COLUMNS = "id, content, like_by_creator, created_at, reply_count, follow_up_of, opened"
+_M_COLUMNS = (
+    "m.id, m.content, m.like_by_creator, m.created_at, m.reply_count, m.follow_up_of, m.opened"
+)
 
 _FILTERS = {
     InboxFilter.ALL: "",
     InboxFilter.UNANSWERED: " AND {t}reply_count = 0",
     InboxFilter.ANSWERED: " AND {t}reply_count > 0",
     InboxFilter.LIKED: " AND {t}like_by_creator",
-    InboxFilter.UNREAD: " AND {t}id > {seen}",
+    InboxFilter.UNREAD: " AND {t}id > {seen} AND NOT {t}opened",
 }
 
 

@@ -104,6 +104,7 @@ class Done(StrEnum):
     NETWORK_BLOCKED = "network-blocked"
     ON_STREAM = "on-stream"
     SAVED = "saved"
+    READ = "read"  # "Mark all as read" (web.pages.inbox)
 
 
 _DONE_TEXTS = {
@@ -118,6 +119,7 @@ _DONE_TEXTS = {
     ),
     Done.ON_STREAM: N_("On your stream overlay now."),
     Done.SAVED: N_("Settings saved."),
+    Done.READ: N_("All marked as read."),
 }
 
 

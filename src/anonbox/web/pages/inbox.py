@@ -1,4 +1,6 @@
-"""Page routes: the creator's inbox of each link (its settings: ``web.pages.link_settings``).
+"""Page routes: the creator's inbox of each link, and "Mark all as read" (its settings:
+``web.pages.link_settings``). Showing the list reads nothing; opening a message
+(``web.pages.message``) or "Mark all as read" does (``messages.inbox.service``).
 
 Every action is a plain form post carrying the CSRF field, answered with a redirect back
 to the page it came from (``web.infra.forms``); ``static/dashboard.js`` only adds live updates
@@ -9,19 +11,20 @@ one place. See ``docs/pages.md``.
 from __future__ import annotations
 
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
-from litestar import Request, get
+from litestar import Request, get, post
 from litestar.params import QueryParameter
-from litestar.response import Template
+from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
 from anonbox.account import service as account
 from anonbox.auth.fediverse import service as fediverse_accounts
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
-from anonbox.core.errors import NotFound
+from anonbox.core.errors import FieldProblem, NotFound, ValidationFailed
 from anonbox.core.i18n import N_
-from anonbox.core.ids import FIRST_ULID
+from anonbox.core.ids import FIRST_ULID, is_ulid
 from anonbox.core.paths import Cursor
 from anonbox.core.settings import Settings
 from anonbox.messages.filtered import service as filtered
@@ -31,11 +34,10 @@ from anonbox.safety.gate import Gate
 from anonbox.web.infra.dependencies import (
     OwnedPageLink,
     SignedInBrowser,
+    SignedInForm,
     signed_in_pages,
 )
-from anonbox.web.infra.forms import (
-    dashboard_page,
-)
+from anonbox.web.infra.forms import Done, back_path, dashboard_page, redirect_to
 from anonbox.web.infra.routing import site_url
 from anonbox.web.infra.session import Browser
 from anonbox.web.pages.account import profile_prompt_dismissed
@@ -72,10 +74,10 @@ async def _inbox_page(
     # inbox streams from the first id there can be: whatever comes is new.
     newest = await inbox.newest_id(db, link_id) or FIRST_ULID
     listing = await inbox.page(db, link_id=link_id, which=which, before=cursor, limit=PAGE_SIZE)
-    unread = sum(1 for m in listing.messages if m.unread) if cursor else int(current["unread"])
+    # Showing the list reads nothing (issue 41): opening a message does, or "Mark all as
+    # read" (mark_all_read below).
+    unread = int(current["unread"])
     live = cursor is None and which in {inbox.InboxFilter.ALL, inbox.InboxFilter.UNREAD}
-    if live and listing.messages:  # what is shown now has been seen
-        await inbox.mark_seen(db, link_id=link_id, message_id=listing.messages[0].id)
     base = f"/dashboard/links/{link_id}"
     here = base + ("" if which is inbox.InboxFilter.ALL else f"?filter={which.value}")
     if cursor:
@@ -96,7 +98,7 @@ async def _inbox_page(
                     "id": row["id"],
                     "prompt": row["prompt"],
                     "paused": bool(row["paused"]),
-                    "unread": 0 if row["id"] == link_id else int(row["unread"]),
+                    "unread": int(row["unread"]),
                 }
                 for row in owned
             ],
@@ -155,10 +157,30 @@ async def link_inbox(
     gate: GateDep,
     which: FilterName = "all",
     cursor: Cursor = None,
-) -> Template:
+    q: str = "",
+) -> Template | Redirect:
+    # The inbox's one form holds the search box and the filter: words are a search.
+    if q.strip():
+        query = {"q": q, **({} if which == "all" else {"filter": which})}
+        return redirect_to(
+            browser, settings, f"/dashboard/links/{link.link_id}/search?{urlencode(query)}"
+        )
     return await _inbox_page(
         request, db, settings, browser, link.link_id, inbox.InboxFilter(which), cursor, gate
     )
 
 
-ROUTES: list[ControllerRouterHandler] = [signed_in_pages(dashboard, link_inbox)]
+@post("/dashboard/links/{link_id:str}/read", status_code=303)
+async def mark_all_read(
+    browser: SignedInBrowser, link: OwnedPageLink, form: SignedInForm, db: DB, settings: AppSettings
+) -> Redirect:
+    """Mark all as read: every message up to the newest the page showed (``up_to``)."""
+    up_to = form.get("up_to")
+    if not isinstance(up_to, str) or not is_ulid(up_to):
+        raise ValidationFailed("up_to is not a message id", [FieldProblem("up_to", "invalid")])
+    await inbox.mark_all_read(db, link_id=link.link_id, up_to=up_to)
+    inbox_path = f"/dashboard/links/{link.link_id}"
+    return redirect_to(browser, settings, back_path(form, inbox_path), Done.READ)
+
+
+ROUTES: list[ControllerRouterHandler] = [signed_in_pages(dashboard, link_inbox, mark_all_read)]

@@ -68,7 +68,8 @@ async def message_page(
     settings: AppSettings,
 ) -> Template:
     """The message, its replies, the answer form, Share once answered, and its actions."""
-    message = await inbox.one(db, link_id=link.link_id, message_id=message_id)
+    # Opened, so read (issue 41): the inbox's unread count drops by one.
+    message = await inbox.open_message(db, link_id=link.link_id, message_id=message_id)
     owned = await inbox.links_with_unread(db, browser.principal.user_id)
     prompt = next(str(row["prompt"]) for row in owned if row["id"] == link.link_id)
     share_url = f"{site_url(request, settings)}/{link.link_id}"
