@@ -282,3 +282,23 @@ def test_the_answer_card_by_answer_id_is_the_message_card(
     )
     assert (again.status_code, again.content) == (304, b"")
     assert api.get(f"/{creator.link_id}/a/Zz9_never-00/card.png", headers=HTML).status_code == 404
+
+
+def test_the_senders_receipt_links_the_answer_page_once_answered(
+    api: httpx.Client, creator: Creator
+) -> None:
+    sent = api.post(
+        f"/message/{creator.link_id}", params={"receipt": "true"}, json={"message_content": "Hi?"}
+    )
+    assert sent.status_code == 201, sent.text
+    message_id, token = sent.json()["data"]["id"], sent.json()["data"]["receipt"]["token"]
+    waiting = api.get(f"/r/{token}", headers=HTML).text
+    assert "/a/" not in waiting
+    assert "answer_id" not in api.get(f"/receipts/{token}").json()["data"]["message"]
+
+    post_reply(api, creator, message_id, "Hello!")
+    answer_id = answer_id_of(api, creator.link_id, message_id)
+    page = api.get(f"/r/{token}", headers=HTML).text
+    link = f'id="original-answer-page" href="/{creator.link_id}/a/{answer_id}"'
+    assert link in page
+    assert api.get(f"/receipts/{token}").json()["data"]["message"]["answer_id"] == answer_id

@@ -46,11 +46,12 @@ async def receipt(conn: Connection, token_hash: str) -> Row | None:
 async def replies(
     conn: Connection, *, link_id: str, message_id: str, follow_up_id: str | None, limit: int
 ) -> Sequence[Row]:
-    """The newest replies to the message and its follow-up (one statement whether or not
-    there is a follow-up, or a message at all: a dropped one has none)."""
+    """The newest replies to the message and its follow-up, each with its message's
+    answer id (one statement whether or not there is a follow-up, or a message at all: a
+    dropped one has none)."""
     return await conn.fetch(
-        "SELECT r.message_id, r.content, r.created_at FROM replies r"
-        " JOIN messages m ON m.id = r.message_id"
+        "SELECT r.message_id, r.content, r.created_at, p.id AS answer_id FROM replies r"
+        " JOIN messages m ON m.id = r.message_id LEFT JOIN answers p ON p.message_id = m.id"
         " WHERE m.link_id = $1 AND r.message_id IN ($2, $3)"
         " ORDER BY r.id DESC LIMIT $4",
         link_id,

@@ -42,6 +42,8 @@ class ThreadMessage(msgspec.Struct):
     created_at: Timestamp
     answered: bool
     replies: list[ThreadReply]
+    # Once answered: the id of the answer's public page, /{link_id}/a/{answer_id}.
+    answer_id: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class ReceiptOut(msgspec.Struct):

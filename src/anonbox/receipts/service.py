@@ -103,13 +103,18 @@ async def live(db: Database, token: str) -> tuple[Row, Row]:
     return row, link
 
 
-def _thread(sealed: Sealed, replies: list[ThreadReply]) -> ThreadMessage:
-    return ThreadMessage(
+def _thread(
+    sealed: Sealed, replies: list[ThreadReply], answer_id: str | None = None
+) -> ThreadMessage:
+    thread = ThreadMessage(
         message_content=sealed.text,
         created_at=sealed.created_at,
         answered=bool(replies),
         replies=replies,
     )
+    if replies and answer_id is not None:  # its public page, once answered
+        thread.answer_id = answer_id
+    return thread
 
 
 async def receipt(db: Database, *, token: str) -> ReceiptOut:
@@ -129,17 +134,26 @@ async def receipt_of_link(db: Database, *, token: str) -> tuple[str, ReceiptOut]
         limit=REPLIES_SHOWN,
     )
     replies: dict[str, list[ThreadReply]] = {}
+    answers: dict[str, str] = {}
     for reply in reversed(rows):
         replies.setdefault(reply["message_id"], []).append(
             ThreadReply(
                 message_content=reply["content"], created_at=isoformat_us(reply["created_at"])
             )
         )
-    message = _thread(unseal(token, _MESSAGE, row["content"]), replies.get(row["message_id"], []))
+        if reply["answer_id"] is not None:
+            answers[reply["message_id"]] = str(reply["answer_id"])
+    message = _thread(
+        unseal(token, _MESSAGE, row["content"]),
+        replies.get(row["message_id"], []),
+        answers.get(row["message_id"]),
+    )
     follow_up = None
     if row["follow_up_content"] is not None:
         sealed = unseal(token, _FOLLOW_UP, row["follow_up_content"])
-        follow_up = _thread(sealed, replies.get(row["follow_up_id"], []))
+        follow_up = _thread(
+            sealed, replies.get(row["follow_up_id"], []), answers.get(row["follow_up_id"])
+        )
     return row["link_id"], ReceiptOut(
         message=message,
         follow_up=follow_up,
