@@ -356,9 +356,7 @@ def test_times_read_how_long_ago_with_the_exact_time_in_the_creators_zone_for_ev
     [asked] = [t for t in dashboard if t[0] == "2026-01-02T03:04:05.000Z"]
     this_year = datetime.now(UTC).year == 2026
     assert asked[2] == ("Jan 2" if this_year else "Jan 2, 2026")  # over a week ago: the date
-    assert asked[1] == (
-        "Fri, Jan 2, 12:04 PM" if this_year else "Fri, Jan 2, 2026, 12:04 PM"
-    )
+    assert asked[1] == ("Fri, Jan 2, 12:04 PM" if this_year else "Fri, Jan 2, 2026, 12:04 PM")
     [answered] = [t for t in dashboard if t[2].endswith("ago")]
     assert answered[2] == "3 minutes ago"
 
