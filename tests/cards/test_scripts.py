@@ -178,9 +178,9 @@ def _cmap(face: Face) -> set[int]:
 
 
 @functools.cache
-def _notdef(face: Face) -> bytes:
+def notdef(face: Face) -> bytes:
     """How the face draws a character it has no glyph for (U+10FFFD, private use)."""
-    return _ink(face, "\U0010fffd")
+    return ink(face, "\U0010fffd")
 
 
 @functools.cache
@@ -188,7 +188,7 @@ def _font(face: Face) -> ImageFont.FreeTypeFont:
     return ImageFont.truetype(str(face.path), 60, index=face.index)
 
 
-def _ink(face: Face, grapheme: str) -> bytes:
+def ink(face: Face, grapheme: str) -> bytes:
     font = _font(face)
     image = Image.new("L", (240, 120), 0)
     ImageDraw.Draw(image).text((10, 90), grapheme, font=font, fill=255, anchor="ls")
@@ -215,8 +215,8 @@ def test_every_character_is_drawn_by_a_font_that_has_it(fonts: FontSet) -> None:
                 assert not lacking, f"{script}: {grapheme!r} drawn with {face.name} lacks {lacking}"
                 if face.emoji or grapheme.isspace():
                     continue
-                notdef = _notdef(face)
-                assert _ink(face, grapheme) != notdef, f"{script}: {grapheme!r} is a box"
+                box = notdef(face)
+                assert ink(face, grapheme) != box, f"{script}: {grapheme!r} is a box"
 
 
 def test_the_fonts_of_each_script(fonts: FontSet) -> None:

@@ -25,7 +25,7 @@ from anonbox.web.cards.fonts import FontSet, installed
 from anonbox.web.cards.preview import render_preview
 from anonbox.web.cards.text import Line
 from anonbox.web.cards.themes import THEMES, Theme, background
-from tests.cards.test_scripts import SAMPLES, compare
+from tests.cards.test_scripts import SAMPLES, compare, ink, notdef
 
 TOP, BOTTOM = 250, HEIGHT - 340  # the story's header above, its reply bar below
 
@@ -286,3 +286,18 @@ def test_a_preview_in_each_script_looks_like_its_reference(fonts: FontSet, name:
     look = THEMES[str(options.pop("look"))]
     png = render_preview(**options, url="anonbox.example/a1b2c3d4", avatar=AVATAR, look=look)  # type: ignore[arg-type]
     compare(name, png, size=(1200, 630))
+
+
+@pytest.mark.parametrize("script", list(SAMPLES))
+def test_a_preview_draws_every_script_in_a_font_that_has_it(fonts: FontSet, script: str) -> None:
+    """No box for a missing glyph: each letter the preview draws, drawn alone in its
+    font, is not the font's drawing of a character it lacks."""
+    sample = SAMPLES[script]
+    with _drawn_lines() as lines:
+        render_preview(name=sample.name, message=sample.message, reply=sample.reply)
+    drawn = [(run.face, c) for line in lines for run in line.runs for c in run.text]
+    assert _characters(sample.message + sample.reply) <= Counter(c for _, c in drawn)
+    for face, character in drawn:
+        if face.emoji or character.isspace() or ord(character) in {0x200C, 0x200D, 0xFE0F}:
+            continue
+        assert ink(face, character) != notdef(face), f"{script}: {character!r} is a box"
