@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
-from tests.actions import post_message
+from tests.actions import answer_path, post_message
 from tests.browser.conftest import Axe, Screenshot, new_file_server
 from tests.browser.test_phone_sharing import FAKE_SHARE, PNG_SIGNATURE, shared
 from tests.server import Server
@@ -107,7 +107,8 @@ def test_a_creator_answers_and_shares_from_a_phone_in_japanese(
     page.locator("#share").get_by_role("button", name="シェア", exact=True).click()
     [call] = shared(page)
     assert call["head"] == PNG_SIGNATURE
-    assert call["url"] == f"{fresh.url}/{link_id}#answer-{message_id}"
+    with loopback_client(base_url=fresh.url, timeout=30) as api:
+        assert call["url"] == f"{fresh.url}{answer_path(api, link_id, message_id)}"
 
     # On the stream overlay, in place.
     page.get_by_role("button", name="配信に表示").click()

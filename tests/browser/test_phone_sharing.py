@@ -18,7 +18,7 @@ from typing import Any
 from PIL import Image
 from playwright.sync_api import BrowserContext, Locator, Page, expect
 
-from tests.actions import post_message, post_reply
+from tests.actions import answer_path, post_message, post_reply
 from tests.browser.conftest import PHONE, Screenshot, Site, Watch
 from tests.browser.test_full_path import sign_in
 from tests.conftest import Creator
@@ -160,9 +160,11 @@ def test_the_dashboard_shares_answers_and_shows_the_link_as_a_qr_code(
     share.get_by_role("button", name="Share", exact=True).click()
     [call] = shared(page)
     assert call["head"] == PNG_SIGNATURE
-    assert call["url"] == f"{site.url}/{link_id}#answer-{done}"
+    with site.api() as api:  # the answer's own page and card, by its answer id
+        public = answer_path(api, link_id, done)
+    assert call["url"] == f"{site.url}{public}"
     expect(share.get_by_role("link", name="Download card")).to_have_attribute(
-        "href", f"/{link_id}/{done}/card.png"
+        "href", f"{public}/card.png"
     )
     screenshot(page, "dashboard-answered-share")
     page.goto(inbox)

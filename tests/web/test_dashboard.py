@@ -15,7 +15,14 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from tests.actions import inbox_item, inbox_items, post_message, post_reply, reply_items
+from tests.actions import (
+    answer_path,
+    inbox_item,
+    inbox_items,
+    post_message,
+    post_reply,
+    reply_items,
+)
 from tests.auth.conftest import (
     Provider,
     backend,  # noqa: F401 - fixture
@@ -279,7 +286,10 @@ def test_the_inbox_lists_messages_and_each_opens_a_page_that_answers_it(
     assert "Reply sent. Share your answer below." in after
     share = re.search(r'<section class="answer-share" id="share".*?</section>', after, re.S)
     assert share, after
-    assert f'href="/{browser.link_id}/{message_id}/card.png" download' in share.group(0)
+    # The answer's own card and page, by its answer id (a message id tells its send time).
+    public = answer_path(api, browser.link_id, message_id)
+    assert f'href="{public}/card.png" download' in share.group(0)
+    assert re.search(rf'data-share-url="http://[^"/]+{public}"', share.group(0))
     assert "data-focus" in share.group(0)
     assert 'class="message-row' in row(browser.client.get("/dashboard").text, message_id)
     assert "Answered" in row(browser.client.get("/dashboard").text, message_id)

@@ -170,6 +170,12 @@ async def dashboard_message(conn: Connection, *, link_id: str, message_id: str) 
     )
 
 
+async def answer_id(conn: Connection, message_id: str) -> str | None:
+    """The id of the message's answer page (``answers``), if it was ever answered."""
+    row = await conn.fetchrow("SELECT id FROM answers WHERE message_id = $1", message_id)
+    return None if row is None else str(row["id"])
+
+
 async def contents_of(conn: Connection, message_ids: list[str]) -> Sequence[Row]:
     """The text of these messages (those no longer in the inbox are absent)."""
     marks = placeholders(1, len(message_ids))

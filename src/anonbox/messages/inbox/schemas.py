@@ -35,6 +35,9 @@ class Message:
     # of that message's text while it is still in the inbox (else None).
     follow_up_of: str | None = None
     follows: str | None = None
+    # Its answer page's id (/{link_id}/a/{answer_id}), on the message's own page once
+    # answered (``service.one``); None elsewhere.
+    answer_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ before these run.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from anonbox.core.clock import isoformat_us
@@ -126,7 +127,11 @@ async def one(conn: Connection, *, link_id: str, message_id: str) -> Message:
     if row is None:
         raise NotFound(_NO_MESSAGE)
     seen = await repository.seen_mark(conn, link_id)
-    return (await cards(conn, [row], seen))[0]
+    card = (await cards(conn, [row], seen))[0]
+    if not card.reply_count:
+        return card
+    # Once answered, its public page's id: what its Share passes on.
+    return dataclasses.replace(card, answer_id=await repository.answer_id(conn, message_id))
 
 
 async def open_message(conn: Connection, *, link_id: str, message_id: str) -> Message:

@@ -86,8 +86,11 @@ async def message_page(
             "url": _page_of(link.link_id, message_id),
             "here": _page_of(link.link_id, message_id),
             "share_url": share_url,
-            "answer_url": f"{share_url}#answer-{message_id}",
-            "card_url": f"/{link.link_id}/{message_id}/card.png",
+            # The answer's own page and card, by its answer id (issue 41).
+            "answer_url": f"{share_url}/a/{message.answer_id}" if message.answer_id else share_url,
+            "card_url": f"/{link.link_id}/a/{message.answer_id}/card.png"
+            if message.answer_id
+            else f"/{link.link_id}/{message_id}/card.png",
         },
     )
 
