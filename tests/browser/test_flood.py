@@ -128,7 +128,8 @@ def test_the_creator_sees_the_flood_and_blocks_the_network_it_comes_from(
     expect(newest.locator(".message-content")).to_have_text(f"flood {LINK_RATE - 1}")
     newest.get_by_role("link").click()
     page.wait_for_url("**/messages/*")  # loaded, with its in-place script
-    page.get_by_role("button", name="Block their network").click()
+    page.get_by_role("link", name="Block their network…").click()  # asks first, in place
+    page.locator("#confirm").click()
     expect(page.locator("#toast p")).to_contain_text("Network blocked")
     page.get_by_role("link", name="← Inbox").click()
     expect(page.locator("#inbox-title")).to_be_visible()

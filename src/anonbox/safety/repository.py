@@ -80,9 +80,26 @@ async def blocks_of(conn: Connection, owner_id: str) -> Sequence[Row]:
     return await conn.fetch(_BLOCK_COLUMNS + " WHERE user_id = $1 ORDER BY id DESC", owner_id)
 
 
-async def delete_block(conn: Connection, *, owner_id: str, block_id: str) -> int:
+async def blocks_from_message(conn: Connection, *, owner_id: str, message_id: str) -> Sequence[Row]:
+    """The blocks ``owner_id`` made from this one message (the sender's, the network's)."""
+    return await conn.fetch(
+        _BLOCK_COLUMNS + " WHERE user_id = $1 AND message_id = $2 ORDER BY id", owner_id, message_id
+    )
+
+
+async def delete_block(
+    conn: Connection, *, owner_id: str, block_id: str, message_id: str | None = None
+) -> int:
+    """Delete one of ``owner_id``'s blocks (with ``message_id``: only if made from it)."""
+    if message_id is None:
+        return await conn.execute(
+            "DELETE FROM blocks WHERE id = $1 AND user_id = $2", block_id, owner_id
+        )
     return await conn.execute(
-        "DELETE FROM blocks WHERE id = $1 AND user_id = $2", block_id, owner_id
+        "DELETE FROM blocks WHERE id = $1 AND user_id = $2 AND message_id = $3",
+        block_id,
+        owner_id,
+        message_id,
     )
 
 

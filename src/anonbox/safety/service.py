@@ -158,8 +158,21 @@ async def blocks_of(db: Database, *, owner_id: str) -> BlockList:
     return BlockList(items=[_block_out(row, site_wide=False) for row in rows])
 
 
-async def unblock(db: Database, *, owner_id: str, block_id: str) -> None:
-    if not await repository.delete_block(db, owner_id=owner_id, block_id=block_id):
+async def blocks_from(db: Database, *, owner_id: str, message_id: str) -> list[BlockOut]:
+    """The blocks the creator made from this message, and only those: never the blocks
+    made from another message of the same sender, which would tell that the two share one
+    (DESIGN §6). The message's page shows them, each with its undo."""
+    rows = await repository.blocks_from_message(db, owner_id=owner_id, message_id=message_id)
+    return [_block_out(row, site_wide=False) for row in rows]
+
+
+async def unblock(
+    db: Database, *, owner_id: str, block_id: str, message_id: str | None = None
+) -> None:
+    """Take back one of the creator's blocks (with ``message_id``: one made from it)."""
+    if not await repository.delete_block(
+        db, owner_id=owner_id, block_id=block_id, message_id=message_id
+    ):
         raise NotFound("No block with this id among yours")
 
 

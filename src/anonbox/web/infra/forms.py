@@ -102,6 +102,7 @@ class Done(StrEnum):
     DELETED = "deleted"
     BLOCKED = "blocked"
     NETWORK_BLOCKED = "network-blocked"
+    UNBLOCKED = "unblocked"
     ON_STREAM = "on-stream"
     SAVED = "saved"
     READ = "read"  # "Mark all as read" (web.pages.inbox)
@@ -117,6 +118,7 @@ _DONE_TEXTS = {
     Done.NETWORK_BLOCKED: N_(
         "Network blocked: what is sent from it from now on will not reach your inbox."
     ),
+    Done.UNBLOCKED: N_("Block undone: what they send reaches your inbox again."),
     Done.ON_STREAM: N_("On your stream overlay now."),
     Done.SAVED: N_("Settings saved."),
     Done.READ: N_("All marked as read."),

@@ -73,6 +73,9 @@ async def message_page(
     owned = await inbox.links_with_unread(db, browser.principal.user_id)
     prompt = next(str(row["prompt"]) for row in owned if row["id"] == link.link_id)
     share_url = f"{site_url(request, settings)}/{link.link_id}"
+    # The blocks made from this message only (never another message's of the same sender:
+    # that would tell which messages share one), each shown with its undo.
+    made = await blocks.blocks_from(db, owner_id=browser.principal.user_id, message_id=message_id)
     return dashboard_page(
         request,
         browser,
@@ -91,6 +94,10 @@ async def message_page(
             "card_url": f"/{link.link_id}/a/{message.answer_id}/card.png"
             if message.answer_id
             else f"/{link.link_id}/{message_id}/card.png",
+            "blocked": {
+                "sender": next((b for b in made if not b.network), None),
+                "network": next((b for b in made if b.network), None),
+            },
         },
     )
 
@@ -243,6 +250,81 @@ async def delete_reply(
     return _back(browser, settings, form, page, Done.REPLY_DELETED)
 
 
+@get(_MESSAGE + "/block")
+async def confirm_block_sender(
+    request: AnyRequest,
+    browser: SignedInBrowser,
+    link: OwnedPageLink,
+    message_id: RowId,
+    db: DB,
+    settings: AppSettings,
+) -> Template:
+    """ "Block sender…" asks first: a tap too many is cheap, a block made by mistake is not."""
+    return await _confirm_block(
+        request, browser, link.link_id, message_id, db, settings, network=False
+    )
+
+
+@get(_MESSAGE + "/block-network")
+async def confirm_block_network(
+    request: AnyRequest,
+    browser: SignedInBrowser,
+    link: OwnedPageLink,
+    message_id: RowId,
+    db: DB,
+    settings: AppSettings,
+) -> Template:
+    return await _confirm_block(
+        request, browser, link.link_id, message_id, db, settings, network=True
+    )
+
+
+async def _confirm_block(
+    request: AnyRequest,
+    browser: Browser,
+    link_id: str,
+    message_id: str,
+    db: Database,
+    settings: Settings,
+    *,
+    network: bool,
+) -> Template:
+    message = await inbox.one(db, link_id=link_id, message_id=message_id)
+    page = _page_of(link_id, message_id)
+    excerpt = _excerpt(message.content)
+    if network:
+        title = _("Block the sender's whole network?")
+        text = _(
+            "Nothing sent from the network that “%(text)s” came from reaches your inbox from"
+            " now on: the sender's address and the ones around it, which may be other"
+            " people's too (a school, an office, a mobile provider). Messages already here"
+            " stay, and nobody is told. You can undo it on this message's page.",
+            text=excerpt,
+        )
+        button = _("Block their network")
+    else:
+        title = _("Block this message's sender?")
+        text = _(
+            "What the sender of “%(text)s” sends from now on does not reach your inbox."
+            " Messages already here stay, and they are not told. You can undo it on this"
+            " message's page.",
+            text=excerpt,
+        )
+        button = _("Block sender")
+    return await confirm_page(
+        request,
+        browser,
+        db,
+        settings,
+        title=title,
+        text=text,
+        action=page + ("/block-network" if network else "/block"),
+        button=button,
+        cancel=page,
+        back=page,
+    )
+
+
 async def _block(
     browser: Browser,
     link_id: str,
@@ -290,6 +372,24 @@ async def block_network(
     return await _block(browser, link.link_id, message_id, form, db, settings, network=True)
 
 
+@post(_MESSAGE + "/blocks/{block_id:str}/delete", status_code=303)
+async def unblock(
+    browser: SignedInBrowser,
+    link: OwnedPageLink,
+    message_id: RowId,
+    block_id: RowId,
+    form: SignedInForm,
+    db: DB,
+    settings: AppSettings,
+) -> Redirect:
+    """Undo a block from the message it was made from (only a block made from it)."""
+    await blocks.unblock(
+        db, owner_id=browser.principal.user_id, block_id=block_id, message_id=message_id
+    )
+    page = _page_of(link.link_id, message_id)
+    return _back(browser, settings, form, page, Done.UNBLOCKED)
+
+
 _EXCERPT = 80
 
 
@@ -306,7 +406,10 @@ ROUTES: list[ControllerRouterHandler] = [
         delete_message,
         confirm_delete_reply,
         delete_reply,
+        confirm_block_sender,
+        confirm_block_network,
         block_sender,
         block_network,
+        unblock,
     )
 ]

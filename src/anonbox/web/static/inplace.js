@@ -125,6 +125,52 @@
     });
   });
 
+  // Block…: a link to a page that asks first (data-confirm-inplace). With scripts the
+  // question comes here instead, under the link: the same page's card, fetched, whose
+  // form is sent in place like any other; Cancel takes it away.
+  document.addEventListener("click", function (event) {
+    var link = event.target instanceof Element ? event.target.closest("a[data-confirm-inplace]") : null;
+    if (!link) return;
+    event.preventDefault();
+    fetch(link.href, { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then(function (response) {
+        if (!response.ok) throw new Error(String(response.status));
+        return response.text();
+      })
+      .then(function (html) {
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        var card = doc.querySelector("main section.card");
+        var form = card && card.querySelector("form");
+        if (!form) throw new Error("no question");
+        var old = document.getElementById("confirm-inplace");
+        if (old) old.remove();
+        card = document.adoptNode(card);
+        card.id = "confirm-inplace";
+        card.classList.add("confirm-inplace");
+        var title = card.querySelector("h1");
+        if (title) { // a part of this page now, not a page of its own
+          var heading = document.createElement("h2");
+          heading.id = title.id;
+          heading.textContent = title.textContent;
+          title.replaceWith(heading);
+        }
+        form.setAttribute("data-inplace", "");
+        var cancel = card.querySelector("#cancel");
+        if (cancel) {
+          cancel.addEventListener("click", function (e) {
+            e.preventDefault();
+            card.remove();
+            link.focus();
+          });
+        }
+        var place = link.closest(".message-actions") || link;
+        place.insertAdjacentElement("afterend", card);
+        var confirm = card.querySelector("#confirm");
+        if (confirm) confirm.focus();
+      })
+      .catch(function () { window.location.assign(link.href); });
+  });
+
   // Delete…: hidden at once, sent after UNDO_SECONDS unless undone; sent at once if the
   // page is left meanwhile (keepalive), so what was deleted stays deleted.
   var pending = null;
