@@ -17,11 +17,12 @@ from anonbox.account import service as account
 from anonbox.core.database import Database
 from anonbox.core.dependencies import DB, AppSettings
 from anonbox.core.errors import Conflict, Forbidden, ValidationFailed
+from anonbox.core.i18n import N_, gettext
 from anonbox.core.paths import RowId
 from anonbox.core.settings import Settings
 from anonbox.notifications.email import service as email_service
 from anonbox.notifications.webhooks import service as notifications
-from anonbox.notifications.webhooks.schemas import EVENT_KINDS
+from anonbox.notifications.webhooks.schemas import EVENT_KINDS, TEST_EVENT
 from anonbox.web.infra.dependencies import SignedInBrowser, SignedInForm, signed_in_pages
 from anonbox.web.infra.forms import dashboard_page, redirect_to, text_field
 from anonbox.web.infra.routing import readable
@@ -29,6 +30,33 @@ from anonbox.web.infra.session import Browser
 
 NOTIFICATIONS = "/dashboard/notifications"
 DELIVERIES_SHOWN = 10
+
+# What people read for a webhook's events and a delivery's state: never the wire names
+# (``message.created``), which are for the receiving program (issue 41).
+_EVENT_LABELS = {
+    "message.created": N_("New message"),
+    "reply.created": N_("Your reply"),
+    "message.deleted": N_("Message deleted"),
+    "message.reported": N_("Message reported"),
+    TEST_EVENT: N_("Test event"),
+}
+_STATUS_LABELS = {
+    "pending": N_("waiting"),
+    "delivered": N_("delivered"),
+    "failed": N_("failed"),
+}
+assert set(EVENT_KINDS) <= set(_EVENT_LABELS), "a webhook event without a label"
+
+
+def event_labels() -> dict[str, str]:
+    """Each webhook event's name in the page's language."""
+    return {kind: gettext(label) for kind, label in _EVENT_LABELS.items()}
+
+
+def status_labels() -> dict[str, str]:
+    """Each delivery state in the page's language."""
+    return {state: gettext(label) for state, label in _STATUS_LABELS.items()}
+
 
 AnyRequest = Request[Any, Any, Any]
 
@@ -63,6 +91,8 @@ async def _page(
             "webhooks": hooks,
             "deliveries": deliveries,
             "event_kinds": EVENT_KINDS,
+            "event_labels": event_labels(),
+            "status_labels": status_labels(),
             "new_secret": new_secret,
             "webhook_problem": problem,
             "webhook_url": url,
