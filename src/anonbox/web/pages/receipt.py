@@ -16,6 +16,7 @@ from litestar import Response, get, post
 from litestar.response import Redirect, Template
 from litestar.types import ControllerRouterHandler
 
+from anonbox.core.clock import isoformat_us, now_us
 from anonbox.core.dependencies import DB, AppSettings, PublicDB
 from anonbox.core.envelope import AnyRequest
 from anonbox.core.errors import AnonboxError, NotFound, RateLimited, ValidationFailed
@@ -102,6 +103,10 @@ async def _page(
         and await _signed_in(request, db, settings, link) is None
     ):
         signin_url = signin_to_send(link)
+    # A paused link says so, and until when (an open-ended pause, only that it is paused),
+    # rather than that follow-ups are not taken (issue 41).
+    paused = link is not None and link.paused and receipt.follow_up is None
+    until = await links.pause_end(db, link_id=link_id) if paused else None
     page = Template(
         template_name="receipt.html",
         context={
@@ -119,6 +124,8 @@ async def _page(
             "error": error,
             "followed": followed,
             "receipt_days": RECEIPT_DAYS,
+            "paused": paused,
+            "paused_until": isoformat_us(until) if until and until > now_us() else None,
         },
         status_code=status_code,
         headers=dict(RECEIPT_HEADERS),
