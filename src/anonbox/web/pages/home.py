@@ -29,6 +29,10 @@ async def home(request: Request[Any, Any, Any], db: DB, settings: AppSettings) -
         context={
             "example_link": f"{site_url(request, settings)}/k3v9x0q2ab",
             "retention_days": settings.sender_retention_days,
+            # The ways in this server offers, as the sign-in page offers them: Google only
+            # when configured, e-mail only where mail (or development's console) works.
+            "google": settings.google_client_id is not None,
+            "email_signin": settings.email_signin_enabled,
             "preview": previews.home_page(site_url(request, settings)),
         },
         headers={"Cache-Control": "no-store"},

@@ -71,6 +71,11 @@ async def link_settings_page(
                 if settings.federates and settings.public_url
                 else None
             ),
+            # Where it does not, the switch is shown off and says why (issue 41): the
+            # server's public address is missing, or its operator turned following off.
+            "fediverse_missing": (
+                None if settings.federates else "off" if not settings.federation else "public_url"
+            ),
         },
     )
 
