@@ -19,9 +19,22 @@ from typing import Any
 import click
 
 from anonbox.core.errors import AnonboxError
+from anonbox.core.i18n import LANGUAGES
 from anonbox.core.settings import Settings
 
-DEVELOPMENT_URL = "http://127.0.0.1:8000"
+DEFAULT_PORT = 8000
+# Where ``serve`` listens (``--port``, else this variable; ``make run PORT=`` sets it), and
+# so where ``signin-link``'s URL points when ANONBOX_PUBLIC_URL is not set.
+PORT_VARIABLE = "ANONBOX_PORT"
+
+
+def local_url(environ: dict[str, str] | None = None) -> str:
+    """This machine's server, at the port ``serve`` uses (ANONBOX_PORT, else 8000)."""
+    env = os.environ if environ is None else environ
+    raw = env.get(PORT_VARIABLE) or str(DEFAULT_PORT)
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise click.BadParameter(f"{PORT_VARIABLE} must be a port number, not {raw!r}")
+    return f"http://127.0.0.1:{int(raw)}"
 
 
 @contextmanager
@@ -59,7 +72,14 @@ The database (environment variables; README, "Growing past one database"):
 
 @main.command(epilog=DATABASE_SETTINGS)
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=int)
+@click.option(
+    "--port",
+    default=DEFAULT_PORT,
+    show_default=True,
+    type=int,
+    envvar=PORT_VARIABLE,
+    show_envvar=True,
+)
 @click.option(
     "--workers",
     default=1,
@@ -101,7 +121,9 @@ def serve(host: str, port: int, workers: int) -> None:
         "log_config": log_config(logs),
         "log_level": logs.level,
     }
-    welcome = _welcome(settings, settings.public_url or f"http://{_shown_host(host)}:{port}")
+    welcome = _welcome(
+        settings, settings.public_url or f"http://{_shown_host(host)}:{port}", port=port
+    )
     with _metrics_directory(workers):
         if workers > 1:  # the supervisor only starts workers: say it before they are up
             logging.getLogger("anonbox").info(welcome)
@@ -119,19 +141,24 @@ def _shown_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def _welcome(settings: Settings, url: str) -> str:
-    """What a person who just started the server needs to know: where, and how to get in."""
+def _welcome(settings: Settings, url: str, *, port: int = DEFAULT_PORT) -> str:
+    """What a person who just started the server needs to know: where, and how to get in
+    (the sign-in command names the port when it is not the default and no public URL is
+    set: printed from another terminal, the link must lead here)."""
     if settings.smtp_url is not None:
         email = "sign in with your e-mail: the link is sent by mail"
     elif settings.development:
         email = "sign in with your e-mail: in development the link appears in this terminal"
     else:
         email = "e-mail sign-in is off until ANONBOX_SMTP_URL is set"
+    command = ".venv/bin/anonbox signin-link --email you@example.com"
+    if settings.public_url is None and port != DEFAULT_PORT:
+        command = f"{PORT_VARIABLE}={port} {command}"
     return (
         f"anonbox is up at {url}/\n"
         f"  Open it in your browser and {email}.\n"
         "  Or print a one-time sign-in link from another terminal:\n"
-        "  .venv/bin/anonbox signin-link --email you@example.com"
+        f"  {command}"
     )
 
 
@@ -188,8 +215,16 @@ def creator() -> None:
 @creator.command("create")
 @click.option("--email", required=True, help="The creator's e-mail address (unique).")
 @click.option("--name", default=None, help="Display name; defaults to the e-mail's local part.")
+@click.option(
+    "--lang",
+    "language",
+    type=click.Choice(list(LANGUAGES)),
+    default=None,
+    help="The creator's language, and their first link's prompt's "
+    "[default: ANONBOX_DEFAULT_LANGUAGE, else en].",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def creator_create(email: str, name: str | None, as_json: bool) -> None:
+def creator_create(email: str, name: str | None, language: str | None, as_json: bool) -> None:
     """Create a creator with a default link and a fresh API key (shown only now)."""
     from anonbox.auth.service import create_creator
     from anonbox.core.database import connect
@@ -202,7 +237,9 @@ def creator_create(email: str, name: str | None, as_json: bool) -> None:
     async def run() -> dict[str, str]:
         db = await connect(settings.direct_database_url)
         try:
-            made = await create_creator(db, email=email, name=name)
+            made = await create_creator(
+                db, email=email, name=name, language=language or settings.default_language
+            )
         finally:
             await db.close()
         return {
@@ -227,7 +264,8 @@ def creator_create(email: str, name: str | None, as_json: bool) -> None:
 @click.option(
     "--base-url",
     default=None,
-    help="Where the service is reached [default: ANONBOX_PUBLIC_URL, else http://127.0.0.1:8000].",
+    help="Where the service is reached [default: ANONBOX_PUBLIC_URL, else "
+    "http://127.0.0.1:$ANONBOX_PORT, else http://127.0.0.1:8000].",
 )
 def signin_link(email: str, base_url: str | None) -> None:
     """Print a one-time dashboard sign-in URL (the creator is created if new).
@@ -241,8 +279,8 @@ def signin_link(email: str, base_url: str | None) -> None:
 
     with _plainly():
         settings = Settings.from_env()
+        base = base_url or settings.public_url or local_url()
         upgrade(settings.direct_database_url)
-    base = base_url or settings.public_url or DEVELOPMENT_URL
 
     async def run() -> str:
         db = await connect(settings.direct_database_url)
