@@ -104,6 +104,17 @@ def answered(site: Site) -> Creator:
     return creator
 
 
+def open_newest_answer(page: Page, site: Site, creator: Creator) -> str:
+    """Go from the send page to its newest answer's own page (which has every way to
+    share: the send page's list has only Share, Download card and Copy link); its URL."""
+    page.goto(f"{site.url}/{creator.link_id}")
+    listed = page.locator("#answers .share-actions").first
+    expect(listed.locator("[data-intent]")).to_have_count(0)  # compact there
+    url = str(listed.get_attribute("data-share-url"))
+    page.goto(url)
+    return url
+
+
 def test_the_share_sheet_gets_the_answer_card_itself(
     site: Site, new_context: Callable[..., BrowserContext]
 ) -> None:
@@ -169,9 +180,9 @@ def test_x_line_and_bluesky_are_links_with_the_text_filled_in(
     # Without JavaScript: the links are there and whole; the share sheet and the server
     # question are not offered (they need a script).
     page = new_context(viewport=SMALL_PHONE, java_script_enabled=False).new_page()
-    page.goto(f"{site.url}/{creator.link_id}")
-    box = page.locator(".share-actions").first
-    url = str(box.get_attribute("data-share-url"))
+    url = open_newest_answer(page, site, creator)
+    box = page.locator(".share-actions")
+    assert box.get_attribute("data-share-url") == url
     assert intents(box) == expected_intents(f"Q: “{QUESTION}”", url)
     for name in ("X", "LINE", "Bluesky"):
         link = box.get_by_role("link", name=name, exact=True)
@@ -185,11 +196,10 @@ def test_x_line_and_bluesky_are_links_with_the_text_filled_in(
     with site.api() as api:
         long_id = post_message(api, creator.link_id, "長" * 300)
         post_reply(api, creator, long_id, "short")
-    page.goto(f"{site.url}/{creator.link_id}")
-    text = str(page.locator(".share-actions").first.get_attribute("data-share-text"))
+    url = open_newest_answer(page, site, creator)
+    text = str(page.locator(".share-actions").get_attribute("data-share-text"))
     assert text == "Q: “" + "長" * 135 + "…"
-    url = str(page.locator(".share-actions").first.get_attribute("data-share-url"))
-    assert intents(page.locator(".share-actions").first) == expected_intents(text, url)
+    assert intents(page.locator(".share-actions")) == expected_intents(text, url)
 
 
 def test_mastodon_asks_for_the_server_once(
@@ -197,9 +207,8 @@ def test_mastodon_asks_for_the_server_once(
 ) -> None:
     creator = answered(site)
     page = phone(new_context)
-    page.goto(f"{site.url}/{creator.link_id}")
-    box = page.locator(".share-actions").first
-    url = str(box.get_attribute("data-share-url"))
+    url = open_newest_answer(page, site, creator)
+    box = page.locator(".share-actions")
     fedi = box.get_by_role("button", name="Mastodon / Misskey")
     fedi.click()
     server = box.get_by_label("Your Mastodon or Misskey server")
@@ -223,7 +232,7 @@ def test_mastodon_asks_for_the_server_once(
 
     # Later, on this device: straight there, nothing asked.
     page.reload()
-    box = page.locator(".share-actions").first
+    box = page.locator(".share-actions")
     box.get_by_role("button", name="Mastodon / Misskey").click()
     assert page.evaluate("window.__opened") == [[opened, "_blank", "noopener"]]
     expect(box.get_by_label("Your Mastodon or Misskey server")).to_be_hidden()
@@ -274,14 +283,14 @@ def test_the_share_actions_at_360_px(
     creator = answered(site)
     for scheme in ("light", "dark"):
         page = phone(new_context, locale=locale, color_scheme=scheme)
-        page.goto(f"{site.url}/{creator.link_id}")
-        box = page.locator(".share-actions").first
+        open_newest_answer(page, site, creator)
+        box = page.locator(".share-actions")
         box.locator("[data-share-fedi]").click()  # the server's field open as well
         expect(box.locator("[data-share-fedi-form] input")).to_be_focused()
         assert page.evaluate("document.documentElement.scrollWidth") <= SMALL_PHONE["width"]
         assert axe(page) == []
         box.scroll_into_view_if_needed()
-        screenshot(page, f"share-public-{locale}-{scheme}", full_page=False)
+        screenshot(page, f"share-answer-{locale}-{scheme}", full_page=False)
 
         sign_in(page, site, watch)
         field = page.locator("#share-url")
