@@ -112,6 +112,23 @@ def test_a_mastodon_post_carries_question_answer_link_and_card(
     assert card.content.startswith(PNG)
 
 
+def test_the_post_speaks_the_links_language(anonbox: Server, mastodon: Mastodon) -> None:
+    """A link set to Japanese posts in Japanese, as its card and previews speak, whatever
+    the creator's own pages read."""
+    api = browser(anonbox)
+    creator, person = with_mastodon(anonbox, mastodon)
+    changed = patch_link(api, creator, {"crosspost": "public", "language": "ja"})
+    assert changed.status_code == 200, changed.text
+    message = post_message(api, creator.link_id, "好きなお茶は何ですか")
+
+    post_reply(api, creator, message, "玄米茶です")
+
+    [status] = wait_for(lambda: mastodon.statuses_of(person))
+    assert "匿名の質問：好きなお茶は何ですか" in status["content"]  # noqa: RUF001 - Japanese colon
+    assert "私の回答：玄米茶です" in status["content"]  # noqa: RUF001 - Japanese colon
+    assert "Anonymous question" not in status["content"]
+
+
 def test_followers_only_on_misskey_with_a_drive_file(
     anonbox: Server, misskey: MisskeyServer
 ) -> None:

@@ -64,7 +64,8 @@ def _cut(text: str, most: int) -> str:
 
 
 def post_texts(*, question: str, answer: str, url: str, language: str | None) -> tuple[str, str]:
-    """The post's text and the card's alt text, in the creator's language."""
+    """The post's text and the card's alt text, in the link's language (its setting, else
+    the creator's), as its card is drawn."""
     with use_locale(language):
         text = "\n\n".join(
             (

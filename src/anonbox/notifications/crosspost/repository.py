@@ -57,7 +57,9 @@ async def due_deliveries(
     return await conn.fetch(
         "SELECT d.id, d.account_id, d.link_id, d.message_id, d.reply_id, d.attempts,"  # noqa: S608 - placeholders only
         " d.created_at, d.next_attempt_at, a.user_id, a.software, a.instance,"
-        " a.access_token, l.crosspost, l.crosspost_cw, l.prompt, u.language,"
+        " a.access_token, l.crosspost, l.crosspost_cw, l.prompt,"
+        # The link's language (what its card speaks), else the creator's.
+        " COALESCE(l.language, u.language) AS language,"
         " p.id AS answer_id"
         " FROM crosspost_deliveries d JOIN fediverse_accounts a ON a.id = d.account_id"
         " JOIN links l ON l.id = d.link_id JOIN users u ON u.id = a.user_id"
