@@ -245,7 +245,11 @@ def test_mastodon_asks_for_the_server_once(
 
 
 def test_from_a_new_question_to_the_share_sheet_in_four_taps(
-    site: Site, new_context: Callable[..., BrowserContext], watch: Watch, screenshot: Screenshot
+    site: Site,
+    new_context: Callable[..., BrowserContext],
+    watch: Watch,
+    screenshot: Screenshot,
+    axe: Axe,
 ) -> None:
     page = phone(new_context)
     sign_in(page, site, watch)
@@ -269,6 +273,8 @@ def test_from_a_new_question_to_the_share_sheet_in_four_taps(
     call = shared(page)
     assert call["type"] == "image/png"
     assert page.evaluate("sessionStorage.getItem('taps')") == "4"
+    assert page.evaluate("document.documentElement.scrollWidth") <= SMALL_PHONE["width"]
+    assert axe(page) == []
 
 
 @pytest.mark.parametrize("locale", ["en-GB", "ja-JP", "ko-KR"])
