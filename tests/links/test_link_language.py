@@ -126,3 +126,39 @@ def test_a_link_made_on_the_links_page_speaks_the_browsers_language(
     links = data_of(api.get("/links", headers=creator.headers))["items"]
     [new] = [link for link in links if link["id"] != creator.link_id]
     assert new["language"] == "ja"
+
+
+@pytest.mark.parametrize("field", ["language", "card_theme"])
+def test_the_settings_form_refuses_an_unknown_choice_and_changes_nothing(
+    api: httpx.Client, creator: Creator, server: Server, field: str
+) -> None:
+    """The settings page posts past the API's schema, straight to the links service: it
+    holds the same rules."""
+    settings_page = f"/dashboard/links/{creator.link_id}/settings"
+    with signed_in(server, creator.user_id) as browser:
+        page = browser.get(settings_page)
+        assert page.status_code == 200, page.text
+        form = {
+            "csrf_token": csrf_of(page.text),
+            "prompt": "Ask me anything",
+            "all_settings": "1",
+            "pause": "open",
+            "muted": "filter",
+            "crosspost": "off",
+            "senders": "anyone",
+            "language": "ko",
+            "card_theme": "ocean",
+        }
+        saved = browser.post(settings_page, data=form, headers={"Accept": "text/html"})
+        assert saved.status_code == 303, saved.text
+        before = shown(api, creator, creator.link_id)
+        assert (before["language"], before["card_theme"]) == ("ko", "ocean")
+        assert '<option value="ko" lang="ko" selected>' in browser.get(settings_page).text
+
+        refused = browser.post(
+            settings_page,
+            data={**form, "prompt": "changed?", field: "unknown"},
+            headers={"Accept": "text/html"},
+        )
+        assert refused.status_code == 400, refused.text
+    assert shown(api, creator, creator.link_id) == before
