@@ -8,9 +8,13 @@ through the shared ``courier.Dispatcher`` (at most ``PER_CREATOR`` of one creato
 flight: a creator with a slow follower server holds up only themselves), to the address
 the inbox's host resolves to now, checked and pinned (``core.egress``;
 private, loopback and link-local ones only with ``ANONBOX_FEDERATION_ALLOW_PRIVATE``).
-A 2xx is delivered; a 4xx other than 408 and 429 is given up at once (the peer refuses
-it); anything else is retried, each wait 4 times the last, at most 4 hours, for two days.
-A delivery to a server an admin blocked meanwhile is given up.
+Each POST is signed with draft-cavage, or with RFC 9421 where the server was found to take
+only that: a 400, 401 or 403 is knocked on once more with the other standard, which is then
+remembered for the server if it is taken (``federation_servers``, Fedify's
+"double-knocking"). A 2xx is delivered; a 4xx other than 408 and 429 (after both knocks)
+is given up at once (the peer refuses it); anything else is retried, each wait 4 times
+the last, at most 4 hours, for two days. A delivery to a server an admin blocked
+meanwhile is given up.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import httpx
 
 from anonbox.core.clock import now_us
 from anonbox.core.database import Connection, Database, Row
-from anonbox.core.egress import Undeliverable, pinned_target
+from anonbox.core.egress import Pinned, Undeliverable, pinned_target
 from anonbox.core.settings import Settings
 from anonbox.federation import remote, repository, service, signatures
 from anonbox.federation.activities import ACTIVITY_JSON, Site
@@ -36,6 +40,10 @@ _US = 1_000_000
 MAX_WAIT_SECONDS = 4 * 3600
 GIVE_UP_SECONDS = 2 * 24 * 3600
 KEEP_SECONDS = 24 * 3600  # finished deliveries are purged after this
+# What a server answers a signature it does not take (400 and 401 as Fedify reads them,
+# 403 as some servers answer): then the other standard is tried.
+REFUSED_SIGNATURE = (400, 401, 403)
+MAX_HOST_CHARACTERS = 253  # federation_servers.host
 
 
 class FederationChannel:
@@ -133,15 +141,49 @@ class FederationCourier(DeliveryRows):
             logger.warning("federation: a destination could not be checked (%s)", exc.__class__)
             return None, "The destination could not be checked"
         body = str(delivery["payload"]).encode()
+        server = server_of(inbox)
+        known = await repository.signature_standard(self._db, server)
+        first = signatures.RFC9421 if known == signatures.RFC9421 else signatures.CAVAGE
+        status_code, error = await self._post(target, inbox, body, link_id, key, first)
+        if status_code not in REFUSED_SIGNATURE:
+            return status_code, error
+        # Refused: perhaps the server checks only the other standard. Knock once more with
+        # it, and remember it for the server if it is taken (Fedify's double-knocking).
+        other = signatures.CAVAGE if first == signatures.RFC9421 else signatures.RFC9421
+        second, second_error = await self._post(target, inbox, body, link_id, key, other)
+        if second is not None and 200 <= second < 300 and len(server) <= MAX_HOST_CHARACTERS:
+            await repository.remember_signature_standard(
+                self._db, host=server, standard=other, now=now_us()
+            )
+        if second is None:  # not answered: tried again later, both knocks
+            return None, second_error
+        if second_error is not None:
+            second_error = f"{error} ({first}), {second_error} ({other})"
+        return second, second_error
+
+    async def _post(
+        self, target: Pinned, inbox: str, body: bytes, link_id: str, key: str, standard: str
+    ) -> tuple[int | None, str | None]:
+        """One POST of ``body`` to ``inbox``, signed with the link's key as ``standard`` says."""
         parts = urlsplit(inbox)
-        headers = signatures.sign(
-            method="POST",
-            target=(parts.path or "/") + (f"?{parts.query}" if parts.query else ""),
-            host=target.host,
-            body=body,
-            key_id=self._site.key(link_id),
-            private_pem=key,
-        )
+        if standard == signatures.RFC9421:
+            headers = signatures.sign_rfc9421(
+                method="POST",
+                url=inbox,
+                body=body,
+                key_id=self._site.key(link_id),
+                private_pem=key,
+            )
+            headers["Host"] = target.host
+        else:
+            headers = signatures.sign(
+                method="POST",
+                target=(parts.path or "/") + (f"?{parts.query}" if parts.query else ""),
+                host=target.host,
+                body=body,
+                key_id=self._site.key(link_id),
+                private_pem=key,
+            )
         headers["Content-Type"] = ACTIVITY_JSON
         headers["User-Agent"] = "anonbox-federation"
         try:
@@ -155,3 +197,9 @@ class FederationCourier(DeliveryRows):
         except httpx.HTTPError as exc:
             return None, type(exc).__name__
         return answer.status_code, None if answer.is_success else f"HTTP {answer.status_code}"
+
+
+def server_of(inbox: str) -> str:
+    """The server an inbox is on, as its signature standard is remembered: host and port."""
+    parts = urlsplit(inbox)
+    return (parts.hostname or "") + (f":{parts.port}" if parts.port else "")

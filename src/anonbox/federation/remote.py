@@ -17,6 +17,7 @@ SQL here.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urldefrag, urlsplit
@@ -31,6 +32,11 @@ ACTIVITY_STREAMS = "https://www.w3.org/ns/activitystreams"
 ACCEPT = f'application/activity+json, application/ld+json; profile="{ACTIVITY_STREAMS}"'
 # The longest address kept of a remote actor (its id, inboxes, key id): the columns' size.
 MAX_URL_CHARACTERS = 2048
+# How long an actor's key and inboxes, once read, are used without reading them again: the
+# response's Cache-Control max-age, within these bounds (docs/decisions.md, issue 42).
+CACHE_SECONDS = 24 * 3600
+MIN_CACHE_SECONDS = 3600
+_MAX_AGE = re.compile(r"(?:^|[,\s])max-age\s*=\s*\"?(\d{1,10})", re.IGNORECASE)
 
 
 class Unreachable(Exception):
@@ -44,6 +50,22 @@ class RemoteActor:
     public_key: str
     inbox: str
     shared_inbox: str | None
+    cache_seconds: int = CACHE_SECONDS  # how long this reading may be used
+
+
+def cache_seconds(cache_control: str | None) -> int:
+    """How long a document may be kept, from its ``Cache-Control``: its max-age between an
+    hour and a day; a day without one; an hour for ``no-store`` or ``no-cache`` (a key is
+    kept all the same, to check the request it came for, and read again when it fails)."""
+    if not cache_control:
+        return CACHE_SECONDS
+    lowered = cache_control.lower()
+    if "no-store" in lowered or "no-cache" in lowered:
+        return MIN_CACHE_SECONDS
+    found = _MAX_AGE.search(cache_control)
+    if found is None:
+        return CACHE_SECONDS
+    return max(MIN_CACHE_SECONDS, min(CACHE_SECONDS, int(found.group(1))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +119,13 @@ async def fetch_json(
 ) -> dict[str, Any]:
     """The JSON object served as ActivityPub at ``url``, not following redirects (so the
     document is the one at ``url``; ``fetch_object`` checks that it says so too)."""
+    return (await _fetch(http, url, allow_private=allow_private, signer=signer))[0]
+
+
+async def _fetch(
+    http: httpx.AsyncClient, url: str, *, allow_private: bool, signer: Signer | None
+) -> tuple[dict[str, Any], int]:
+    """``fetch_json``'s document, and for how long it may be kept (``cache_seconds``)."""
     try:
         target = await pinned_target(checked_url(url), allow_private=allow_private)
     except Undeliverable as exc:
@@ -127,6 +156,7 @@ async def fetch_json(
                 raise Unreachable(f"HTTP {answer.status_code}")
             if not activitypub_media(answer.headers.get("content-type")):
                 raise Unreachable("The document is not served as ActivityPub")
+            keep = cache_seconds(answer.headers.get("cache-control"))
             body = b""
             async for chunk in answer.aiter_bytes():
                 body += chunk
@@ -135,7 +165,7 @@ async def fetch_json(
     except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
         raise Unreachable(type(exc).__name__) from exc
     try:
-        return peerjson.decode_object(body)
+        return peerjson.decode_object(body), keep
     except peerjson.NotJSON as exc:
         raise Unreachable(f"The document: {exc}") from exc
 
@@ -170,7 +200,7 @@ async def actor_of_key(
     the key id points; unless it is the owner's own document (served at the owner's id),
     the owner's document is read from the owner's id and must list the key as its own."""
     where = urldefrag(checked_url(key_id))[0]
-    document = await fetch_json(http, where, allow_private=allow_private, signer=signer)
+    document, keep = await _fetch(http, where, allow_private=allow_private, signer=signer)
     found = _key_of(document, key_id)
     if found is None:
         raise Unreachable("The key is not in the document its id names")
@@ -178,9 +208,11 @@ async def actor_of_key(
     if document.get("id") != where or owner != where:
         # A key document, or a document claiming to be someone else's: only the owner's
         # own document can say that the key is the owner's.
-        document = await fetch_object(
+        document, keep = await _fetch(
             http, checked_url(owner), allow_private=allow_private, signer=signer
         )
+        if document.get("id") != owner:
+            raise Unreachable("The document is not the one its address names")
         found = _key_of(document, key_id)
         if found is None or found[0] != owner:
             raise Unreachable("The key's owner does not list the key as its own")
@@ -194,6 +226,7 @@ async def actor_of_key(
         public_key=pem,
         inbox=inboxes.inbox,
         shared_inbox=inboxes.shared_inbox,
+        cache_seconds=keep,
     )
 
 

@@ -10,13 +10,27 @@ from anonbox.notifications import repository as deliveries
 
 # --- actors ------------------------------------------------------------------------------
 
-_PROFILE = (
-    "SELECT l.id AS link_id, l.user_id, l.prompt, l.fediverse, u.display_name,"
-    " a.id AS avatar_id, f.public_key, f.private_key, f.told_name, f.told_prompt,"
-    " EXISTS (SELECT 1 FROM account_deletions d WHERE d.user_id = l.user_id) AS disabled"
+_FROM_PROFILE = (
     " FROM links l JOIN users u ON u.id = l.user_id"
     " LEFT JOIN avatars a ON a.user_id = u.id"
     " LEFT JOIN federation_actors f ON f.link_id = l.id"
+)
+_PROFILE_COLUMNS = (
+    "l.id AS link_id, l.user_id, l.prompt, l.fediverse, u.display_name,"
+    " a.id AS avatar_id, l.fediverse_discoverable, l.created_at AS link_created_at,"
+    " f.public_key, f.private_key, f.told_state,"
+    " EXISTS (SELECT 1 FROM account_deletions d WHERE d.user_id = l.user_id) AS disabled"
+)
+_PROFILE = f"SELECT {_PROFILE_COLUMNS}{_FROM_PROFILE}"
+# Everything the actor document is made of, as one text (``$2``: the document's shape,
+# ``activities.ACTOR_SHAPE``): what followers were last told is this, kept in
+# ``told_state``; when it differs, they are sent an Update. The prompt's length comes
+# before it, so no two different states read the same.
+_STATE = (
+    "CAST($2 AS VARCHAR(16)) || '|'"
+    " || CASE WHEN l.fediverse_discoverable THEN '1' ELSE '0' END || '|'"
+    " || COALESCE(a.id, '') || '|' || CAST(LENGTH(l.prompt) AS VARCHAR(8)) || '|'"
+    " || l.prompt || '|' || COALESCE(u.display_name, '')"
 )
 
 
@@ -36,19 +50,21 @@ async def insert_actor(
     link_id: str,
     private_key: str,
     public_key: str,
-    name: str | None,
-    prompt: str,
+    shape: str,
     now: int,
 ) -> None:
+    """The link's actor, its followers told of it as it is now (there are none yet)."""
     await conn.execute(
-        "INSERT INTO federation_actors"
-        " (link_id, private_key, public_key, told_name, told_prompt, created_at)"
-        " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (link_id) DO NOTHING",
+        "INSERT INTO federation_actors"  # noqa: S608 - constant columns
+        " (link_id, private_key, public_key, told_state, created_at)"
+        f" SELECT l.id, $3, $4, {_STATE}, $5"
+        " FROM links l JOIN users u ON u.id = l.user_id"
+        " LEFT JOIN avatars a ON a.user_id = u.id WHERE l.id = $1"
+        " ON CONFLICT (link_id) DO NOTHING",
         link_id,
+        shape,
         private_key,
         public_key,
-        name,
-        prompt,
         now,
     )
 
@@ -60,37 +76,28 @@ async def private_key(conn: Connection, link_id: str) -> str | None:
     return None if row is None else str(row["private_key"])
 
 
-async def changed_actors(conn: Connection, limit: int = 100) -> Sequence[Row]:
-    """Followed actors whose name or prompt differs from what followers were last told."""
+async def changed_actors(conn: Connection, shape: str, limit: int = 100) -> Sequence[Row]:
+    """Followed actors whose document differs from what followers were last told (the
+    name, the prompt, the picture, discoverable, or ``shape``), with it as ``state``."""
     return await conn.fetch(
-        _PROFILE  # noqa: S608 - constant columns
-        + " WHERE l.fediverse AND (f.told_prompt <> l.prompt"
-        " OR COALESCE(f.told_name, '') <> COALESCE(u.display_name, ''))"
-        " AND EXISTS (SELECT 1 FROM federation_followers w WHERE w.link_id = l.id)"
-        " LIMIT $1",
+        f"SELECT * FROM (SELECT {_PROFILE_COLUMNS}, {_STATE} AS state{_FROM_PROFILE}"  # noqa: S608
+        " WHERE l.fediverse"
+        " AND EXISTS (SELECT 1 FROM federation_followers w WHERE w.link_id = l.id)) p"
+        " WHERE COALESCE(p.told_state, '') <> p.state LIMIT $1",
         limit,
+        shape,
     )
 
 
-async def mark_told(
-    conn: Connection,
-    *,
-    link_id: str,
-    name: str | None,
-    prompt: str,
-    was_name: str | None,
-    was_prompt: str,
-) -> bool:
-    """Record what followers are told now, if it is still ``was_*`` (False: another
-    instance told them meanwhile)."""
+async def mark_told(conn: Connection, *, link_id: str, state: str, was: str | None) -> bool:
+    """Record that followers were told ``state``, if what they were told is still ``was``
+    (False: another instance told them meanwhile)."""
     changed = await conn.execute(
-        "UPDATE federation_actors SET told_name = $2, told_prompt = $3 WHERE link_id = $1"
-        " AND told_prompt = $5 AND COALESCE(told_name, '') = COALESCE($4, '')",
+        "UPDATE federation_actors SET told_state = $2"
+        " WHERE link_id = $1 AND COALESCE(told_state, '') = COALESCE($3, '')",
         link_id,
-        name,
-        prompt,
-        was_name,
-        was_prompt,
+        state,
+        was,
     )
     return changed == 1
 
@@ -157,22 +164,63 @@ async def inboxes(conn: Connection, link_id: str) -> list[str]:
 
 
 async def remote_key(conn: Connection, key_id: str) -> Row | None:
+    """A remote actor's key as last read, with its inboxes and when that reading expires
+    (``inbox`` and ``expires_at`` are null for keys read before they were kept)."""
     return await conn.fetchrow(
-        "SELECT actor_id, public_key FROM federation_remote_keys WHERE key_id = $1", key_id
+        "SELECT actor_id, public_key, inbox, shared_inbox, expires_at"
+        " FROM federation_remote_keys WHERE key_id = $1",
+        key_id,
     )
 
 
 async def store_remote_key(
-    conn: Connection, *, key_id: str, actor_id: str, public_key: str, now: int
+    conn: Connection,
+    *,
+    key_id: str,
+    actor_id: str,
+    public_key: str,
+    inbox: str,
+    shared_inbox: str | None,
+    now: int,
+    expires_at: int,
 ) -> None:
     await conn.execute(
-        "INSERT INTO federation_remote_keys (key_id, actor_id, public_key, fetched_at)"
-        " VALUES ($1, $2, $3, $4) ON CONFLICT (key_id) DO UPDATE SET"
-        " actor_id = excluded.actor_id, public_key = excluded.public_key,"
-        " fetched_at = excluded.fetched_at",
+        "INSERT INTO federation_remote_keys (key_id, actor_id, public_key, inbox,"
+        " shared_inbox, fetched_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)"
+        " ON CONFLICT (key_id) DO UPDATE SET actor_id = excluded.actor_id,"
+        " public_key = excluded.public_key, inbox = excluded.inbox,"
+        " shared_inbox = excluded.shared_inbox, fetched_at = excluded.fetched_at,"
+        " expires_at = excluded.expires_at",
         key_id,
         actor_id,
         public_key,
+        inbox,
+        shared_inbox,
+        now,
+        expires_at,
+    )
+
+
+# --- remote servers --------------------------------------------------------------------------
+
+
+async def signature_standard(conn: Connection, host: str) -> str | None:
+    """Which signature standard the server at ``host`` was last found to accept, if known."""
+    row = await conn.fetchrow(
+        "SELECT signature_standard FROM federation_servers WHERE host = $1", host
+    )
+    return None if row is None else str(row["signature_standard"])
+
+
+async def remember_signature_standard(
+    conn: Connection, *, host: str, standard: str, now: int
+) -> None:
+    await conn.execute(
+        "INSERT INTO federation_servers (host, signature_standard, checked_at)"
+        " VALUES ($1, $2, $3) ON CONFLICT (host) DO UPDATE SET"
+        " signature_standard = excluded.signature_standard, checked_at = excluded.checked_at",
+        host,
+        standard,
         now,
     )
 

@@ -3,14 +3,14 @@
 A link is an actor only while its creator has it followable (``links.fediverse``) and the
 site federates (``Settings.federates``: not turned off, ``ANONBOX_PUBLIC_URL`` set);
 otherwise every federation address of it answers 404, as for no link. The inbox takes
-``Follow`` and ``Undo`` of a follow, signed (``signatures``) with a key read from the
-sender's actor (``remote``: only an actor's own document vouches for its key), cached by
-key id only once so vouched for, and read again once when the cached one does not verify
-(the sender rotated it). A signature counts once: it is remembered, in the transaction
-that acts on it, until its Date leaves the window. Anything else it takes is answered
-202 and ignored. Whatever is sent (``Accept``, ``Create``, ``Delete``, ``Update``) is a row for
-the courier (``delivery``), in the transaction that decided it, one per inbox: a server's
-shared inbox once for all its followers.
+``Follow`` and ``Undo`` of a follow, signed (``signatures``: draft-cavage or RFC 9421)
+with a key read from the sender's actor (``remote``: only an actor's own document vouches
+for its key), kept with the actor's inboxes (``keys``: one read per Follow, again when it
+expires or no longer verifies). A signature counts once: it is remembered, in the
+transaction that acts on it, until its Date (or ``created``) leaves the window. Anything
+else it takes is answered 202 and ignored. Whatever is sent (``Accept``, ``Create``,
+``Delete``, ``Update``) is a row for the courier (``delivery``), in the transaction that
+decided it, one per inbox: a server's shared inbox once for all its followers.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import msgspec
@@ -39,12 +40,12 @@ from anonbox.core.errors import (
 )
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
-from anonbox.federation import activities, peerjson, remote, repository, signatures
+from anonbox.federation import activities, keys, peerjson, remote, repository, signatures
 from anonbox.federation.activities import Answer, Profile, Site
 from anonbox.federation.schemas import DOMAIN_PATTERN, BlockedDomain, BlockedDomainList
 
 NOT_FOLLOWABLE = "No followable link here"
-# Changes looked for (name, prompt, deleted answers) this often, by every instance.
+# Changes looked for (actors, deleted answers) this often, by every instance.
 SWEEP_SECONDS = 2.0
 MAX_ACTIVITY_BYTES = 256 * 1024
 # Each accepted signature is remembered until its Date leaves the window (an hour either
@@ -81,14 +82,18 @@ def site_of(settings: Settings) -> Site | None:
 
 
 def _profile(row: Row) -> Profile:
+    picture = avatar.avatar_ref(
+        user_id=row["user_id"], uploaded=row["avatar_id"], named=bool(row["display_name"])
+    )
     return Profile(
         link_id=str(row["link_id"]),
         name=row["display_name"],
         prompt=str(row["prompt"]),
-        avatar_url=avatar.avatar_ref(
-            user_id=row["user_id"], uploaded=row["avatar_id"], named=bool(row["display_name"])
-        ).url,
+        avatar_url=picture.raster_url,
+        avatar_type=picture.raster_type,
         public_key=str(row["public_key"]),
+        discoverable=bool(row["fediverse_discoverable"]),
+        published=int(row["link_created_at"]),
     )
 
 
@@ -119,8 +124,7 @@ async def make_followable(db: Database, settings: Settings | None, *, link_id: s
         link_id=link_id,
         private_key=private,
         public_key=public,
-        name=row["display_name"],
-        prompt=str(row["prompt"]),
+        shape=activities.ACTOR_SHAPE,
         now=now_us(),
     )
 
@@ -190,6 +194,13 @@ async def outbox(db: Database, fed: Federation, link_id: str) -> dict[str, Any]:
     return activities.collection(f"{site.actor(link_id)}/outbox", total, items)
 
 
+async def featured(db: Database, fed: Federation, link_id: str) -> dict[str, Any]:
+    """The posts pinned to the profile: none (anonbox pins nothing)."""
+    site = fed.site
+    await followable(db, link_id)
+    return activities.collection(f"{site.actor(link_id)}/featured", 0, [])
+
+
 async def followers(db: Database, fed: Federation, link_id: str) -> dict[str, Any]:
     """How many; never who (a follower's list is theirs to show)."""
     site = fed.site
@@ -205,34 +216,6 @@ async def _blocked(conn: Connection, url: str) -> bool:
     return await repository.blocked_among(conn, remote.domains_to_check(url))
 
 
-async def _sender(
-    db: Database,
-    fed: Federation,
-    parsed: signatures.SignatureHeader,
-    check: Any,
-    signer: remote.Signer,
-) -> str:
-    """The actor whose key signed the request: the cached key, else the one read now."""
-    cached = await repository.remote_key(db, parsed.key_id)
-    if cached is not None and check(str(cached["public_key"])):
-        return str(cached["actor_id"])
-    try:
-        found = await remote.actor_of_key(
-            fed.http,
-            parsed.key_id,
-            allow_private=fed.settings.federation_allow_private,
-            signer=signer,
-        )
-    except remote.Unreachable as exc:
-        raise Unsigned(f"The signing key could not be read: {exc}") from exc
-    if not check(found.public_key):
-        raise Unsigned("The signature does not verify with the sender's key")
-    await repository.store_remote_key(
-        db, key_id=parsed.key_id, actor_id=found.id, public_key=found.public_key, now=now_us()
-    )
-    return found.id
-
-
 def _activity(body: bytes) -> dict[str, Any]:
     try:
         activity = peerjson.decode_object(body)
@@ -244,6 +227,13 @@ def _activity(body: bytes) -> dict[str, Any]:
             [FieldProblem("actor", "invalid")],
         )
     return activity
+
+
+def _origin(site: Site) -> str:
+    """Where senders address the inbox (RFC 9421's @target-uri): the public address's
+    scheme and host, whatever a proxy in front names them."""
+    parts = urlsplit(site.url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 async def _once(conn: Connection, seen: str, until: int) -> None:
@@ -265,31 +255,36 @@ async def receive(
     site = fed.site
     row = await followable(db, link_id)
     try:
-        parsed = signatures.parse(headers.get("signature"))
-        sent = signatures.check_request(parsed, method="POST", headers=headers, body=body)
-        remote.checked_url(parsed.key_id)
+        presented = signatures.read(
+            method="POST", url=_origin(site) + target, target=target, headers=headers, body=body
+        )
+        remote.checked_url(presented.key_id)
     except (signatures.BadSignature, remote.Unreachable) as exc:
         raise Unsigned(str(exc)) from exc
-    if await _blocked(db, parsed.key_id):
+    if await _blocked(db, presented.key_id):
         raise Forbidden("This server does not federate with the sender's")
     activity = _activity(body)
-
-    def check(public_pem: str) -> bool:
-        return signatures.verify(
-            parsed, method="POST", target=target, headers=headers, public_pem=public_pem
-        )
-
     signer = remote.Signer(site.key(link_id), str(row["private_key"]))
-    sender = await _sender(db, fed, parsed, check, signer)
-    if activity["actor"] != sender:
+    try:
+        sender = await keys.sender(
+            db,
+            fed.http,
+            presented.key_id,
+            presented.verify,
+            allow_private=fed.settings.federation_allow_private,
+            signer=signer,
+        )
+    except keys.KeyUnusable as exc:
+        raise Unsigned(str(exc)) from exc
+    if activity["actor"] != sender.id:
         raise Unsigned("The activity's actor is not the key's owner")
-    seen = signatures.fingerprint(parsed)
+    seen = presented.fingerprint
     if await repository.signature_seen(db, seen):  # before a replay costs a fetch
         raise Unsigned("This signed request was received already")
-    until = int(sent.timestamp() + SIGNATURE_KEPT_SECONDS) * 1_000_000
+    until = int(presented.sent.timestamp() + SIGNATURE_KEPT_SECONDS) * 1_000_000
     kind = activity.get("type")
     if kind == "Follow" and activity.get("object") == site.actor(link_id):
-        await _follow(db, fed, row, activity, signer, once=(seen, until))
+        await _follow(db, fed, row, activity, sender, signer, once=(seen, until))
         return "Follow accepted"
     done = "Ignored"
     async with db.transaction() as tx:
@@ -297,9 +292,34 @@ async def receive(
         if kind == "Undo" and isinstance(activity.get("object"), (dict, str)):
             undone = activity["object"]
             if isinstance(undone, str) or undone.get("type") == "Follow":
-                await repository.remove_follower(tx, link_id=link_id, actor_id=sender)
+                await repository.remove_follower(tx, link_id=link_id, actor_id=sender.id)
                 done = "Unfollowed"
     return done
+
+
+def _addressed(site: Site, activity: dict[str, Any]) -> str | None:
+    """The link a Follow (its object) or an Undo of one (its object's object) is for."""
+    target: Any = activity.get("object")
+    if activity.get("type") == "Undo":
+        target = target.get("object") if isinstance(target, dict) else None
+    if isinstance(target, dict):
+        target = target.get("id")
+    prefix = site.actor("")
+    if isinstance(target, str) and target.startswith(prefix) and "/" not in target[len(prefix) :]:
+        return target[len(prefix) :] or None
+    return None
+
+
+async def receive_shared(
+    db: Database, fed: Federation, *, target: str, headers: Mapping[str, str], body: bytes
+) -> str:
+    """Take one signed activity into the site's shared inbox: it is the inbox of the link
+    it is addressed to (``_addressed``), checked as there; anything else is ignored."""
+    site = fed.site
+    link_id = _addressed(site, _activity(body))
+    if link_id is None:
+        return "Ignored"
+    return await receive(db, fed, link_id=link_id, target=target, headers=headers, body=body)
 
 
 async def _follow(
@@ -307,19 +327,13 @@ async def _follow(
     fed: Federation,
     row: Row,
     follow: dict[str, Any],
+    follower: remote.RemoteActor,
     signer: remote.Signer,
     *,
     once: tuple[str, int],
 ) -> None:
-    try:
-        follower = await remote.inboxes_of(
-            fed.http,
-            str(follow["actor"]),
-            allow_private=fed.settings.federation_allow_private,
-            signer=signer,
-        )
-    except remote.Unreachable as exc:
-        raise BadRequest(f"The follower's actor could not be read: {exc}") from exc
+    """The follower (the signature's sender, whose actor was read with its key: once per
+    Follow) is added, and an Accept sent to its own inbox."""
     site = fed.site
     link_id = str(row["link_id"])
     now = now_us()
@@ -388,7 +402,7 @@ async def send_answers(conn: Connection, site: Site, replies: list[tuple[str, st
 
 async def sweep(db: Database, settings: Settings) -> None:
     """Send what changed without an event: deleted answers (``Delete``), and a changed
-    name or prompt (``Update`` of the actor). A chore of every instance: each change is
+    actor (``Update``: its name, prompt, picture or discoverable). A chore of every instance: each change is
     claimed by the transaction that sends it."""
     site = site_of(settings)
     if site is None:
@@ -404,15 +418,10 @@ async def sweep(db: Database, settings: Settings) -> None:
                 activity=activities.delete(site, str(gone["link_id"]), str(gone["reply_id"])),
                 inboxes=await repository.inboxes(tx, str(gone["link_id"])),
             )
-    for row in await repository.changed_actors(db):
+    for row in await repository.changed_actors(db, activities.ACTOR_SHAPE):
         async with db.transaction() as tx:
             told = await repository.mark_told(
-                tx,
-                link_id=str(row["link_id"]),
-                name=row["display_name"],
-                prompt=str(row["prompt"]),
-                was_name=row["told_name"],
-                was_prompt=str(row["told_prompt"]),
+                tx, link_id=str(row["link_id"]), state=str(row["state"]), was=row["told_state"]
             )
             if not told:
                 continue

@@ -4,13 +4,28 @@
 //   POST /control/follow   {"actor": URL}  alice sends a signed Follow to that actor
 //   POST /control/unfollow {"actor": URL}  alice sends a signed Undo of that Follow
 //   GET  /control/received                 what reached alice's inbox and verified, and
-//                                          how many inbox requests Fedify refused
-// Run: node peer.mjs PORT  (prints "listening" once it listens)
+//                                          how many inbox requests Fedify refused; each
+//                                          inbox POST's signature standard and answer
+//                                          ("knocks"); how often alice's actor was read
+//   POST /control/follow {"actor", "spec": "rfc9421"}  the Follow signed with RFC 9421
+//                                          only (Fedify's first knock; it is accepted)
+//   POST /control/sign {"url", "body", "spec"}  the headers that sign a POST of body to
+//                                          url as alice (Fedify's signRequest), unsent
+//   POST /control/rotate                   alice gets a new key pair (same key id)
+//   POST /control/lookup {"url": URL}      Fedify's lookupObject(url), as a person pasting
+//                                          the address into a search: {"id", "type"} of
+//                                          what it found ("type" the vocabulary's URI), or
+//                                          {"id": null} when it found nothing
+// ("sent": each POST the peer made, with its signature standard and the answer.)
+// Run: node peer.mjs PORT [--only-rfc9421]  (prints "listening" once it listens); with
+// --only-rfc9421 its inboxes refuse (401) what is not signed with RFC 9421, as a server
+// that checks only RFC 9421 would.
 import http from "node:http";
 import {
   createFederation,
   generateCryptoKeyPair,
   MemoryKvStore,
+  signRequest,
 } from "@fedify/fedify";
 import {
   Accept,
@@ -25,33 +40,66 @@ import {
 
 const port = Number(process.argv[2]);
 const origin = `http://127.0.0.1:${port}`;
-const keys = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
+const onlyRfc9421 = process.argv.includes("--only-rfc9421");
+let keys = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
 const received = [];
 let refused = 0;
+const knocks = [];
+let actorFetches = 0;
+const sent = []; // each POST the peer sends: its signature standard and the answer's status
 const follows = new Map();
 
-const federation = createFederation({
-  kv: new MemoryKvStore(),
-  allowPrivateAddress: true, // the anonbox under test listens on 127.0.0.1
-  firstKnock: "draft-cavage-http-signatures-12", // as Mastodon and Misskey sign
-});
+function standardOf(headers) {
+  return headers.get("signature-input") ? "rfc9421" : "cavage";
+}
 
-federation
-  .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
-    if (identifier !== "alice") return null;
-    const pairs = await ctx.getActorKeyPairs(identifier);
-    return new Person({
-      id: ctx.getActorUri(identifier),
-      preferredUsername: identifier,
-      name: "Alice (Fedify peer)",
-      inbox: ctx.getInboxUri(identifier),
-      endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
-      publicKey: pairs[0].cryptographicKey,
-    });
-  })
-  .setKeyPairsDispatcher(async (_ctx, identifier) =>
-    identifier === "alice" ? [keys] : []
+function keyIdOf(headers) {
+  const found = /keyid="([^"]*)"/i.exec(
+    headers.get("signature-input") ?? headers.get("signature") ?? "",
   );
+  return found ? found[1] : null;
+}
+
+const originalFetch = globalThis.fetch;
+globalThis.fetch = async (input, init) => {
+  const request = new Request(input, init);
+  const response = await originalFetch(request);
+  if (request.method === "POST") {
+    sent.push({ url: request.url, standard: standardOf(request.headers), status: response.status });
+  }
+  return response;
+};
+
+function makeFederation(firstKnock) {
+  const made = createFederation({
+    kv: new MemoryKvStore(),
+    allowPrivateAddress: true, // the anonbox under test listens on 127.0.0.1
+    firstKnock,
+  });
+  made
+    .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
+      if (identifier !== "alice") return null;
+      const pairs = await ctx.getActorKeyPairs(identifier);
+      return new Person({
+        id: ctx.getActorUri(identifier),
+        preferredUsername: identifier,
+        name: "Alice (Fedify peer)",
+        inbox: ctx.getInboxUri(identifier),
+        endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
+        publicKey: pairs[0].cryptographicKey,
+      });
+    })
+    .setKeyPairsDispatcher(async (_ctx, identifier) =>
+      identifier === "alice" ? [keys] : []
+    );
+  made
+    .setInboxListeners("/users/{identifier}/inbox", "/inbox")
+    .on(Accept, record("Accept"))
+    .on(Create, record("Create"))
+    .on(Delete, record("Delete"))
+    .on(Update, record("Update"));
+  return made;
+}
 
 async function attachments(object) {
   const found = [];
@@ -79,31 +127,57 @@ function record(kind) {
   };
 }
 
-federation
-  .setInboxListeners("/users/{identifier}/inbox", "/inbox")
-  .on(Accept, record("Accept"))
-  .on(Create, record("Create"))
-  .on(Delete, record("Delete"))
-  .on(Update, record("Update"));
+// Inbound requests all go to the first; the second signs with RFC 9421 first.
+const federation = makeFederation("draft-cavage-http-signatures-12"); // as Mastodon signs
+const federation9421 = makeFederation("rfc9421");
 
 async function control(request, body) {
   const url = new URL(request.url, origin);
   const ctx = federation.createContext(new URL(origin), undefined);
   if (request.method === "GET" && url.pathname === "/control/received") {
-    return { received, refused };
+    return { received, refused, knocks, sent, actor_fetches: actorFetches };
   }
-  const { actor } = JSON.parse(body || "{}");
+  const given = JSON.parse(body || "{}");
+  if (url.pathname === "/control/rotate") {
+    keys = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
+    return { rotated: true };
+  }
+  if (url.pathname === "/control/sign") {
+    const me = ctx.getActorUri("alice");
+    const signed = await signRequest(
+      new Request(given.url, {
+        method: "POST",
+        headers: { "content-type": "application/activity+json" },
+        body: given.body,
+      }),
+      keys.privateKey,
+      new URL(`${me.href}#main-key`),
+      { spec: given.spec ?? "rfc9421" },
+    );
+    return { headers: Object.fromEntries(signed.headers) };
+  }
+  if (url.pathname === "/control/lookup") {
+    const found = await ctx.lookupObject(given.url);
+    return {
+      id: found?.id?.href ?? null,
+      type: found?.constructor?.typeId?.href ?? null,
+    };
+  }
+  const { actor } = given;
   const target = await ctx.lookupObject(actor);
   if (target === null) throw new Error(`cannot look up ${actor}`);
   const me = ctx.getActorUri("alice");
   if (url.pathname === "/control/follow") {
+    const sender = given.spec === "rfc9421"
+      ? federation9421.createContext(new URL(origin), undefined)
+      : ctx;
     const follow = new Follow({
       id: new URL(`${origin}/follows/${crypto.randomUUID()}`),
       actor: me,
       object: target.id,
     });
     follows.set(actor, follow);
-    await ctx.sendActivity({ identifier: "alice" }, target, follow, { immediate: true });
+    await sender.sendActivity({ identifier: "alice" }, target, follow, { immediate: true });
     return { sent: follow.id.href };
   }
   if (url.pathname === "/control/unfollow") {
@@ -130,6 +204,17 @@ const server = http.createServer(async (req, res) => {
       res.end(JSON.stringify(answer));
       return;
     }
+    const inboxPost = req.method === "POST" && req.url.includes("inbox");
+    const given = new Headers(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
+    const standard = standardOf(given);
+    const keyId = keyIdOf(given);
+    if (req.method === "GET" && req.url.startsWith("/users/alice")) actorFetches += 1;
+    if (inboxPost && onlyRfc9421 && standard !== "rfc9421") {
+      knocks.push({ path: req.url, standard, key_id: keyId, status: 401 });
+      res.writeHead(401, { "content-type": "text/plain" });
+      res.end("Only RFC 9421 HTTP Message Signatures are accepted here");
+      return;
+    }
     const request = new Request(new URL(req.url, origin), {
       method: req.method,
       headers: Object.entries(req.headers).flatMap(([k, v]) =>
@@ -138,7 +223,10 @@ const server = http.createServer(async (req, res) => {
       body: ["GET", "HEAD"].includes(req.method) ? undefined : body,
     });
     const response = await federation.fetch(request, { contextData: undefined });
-    if (req.method === "POST" && req.url.includes("inbox") && response.status >= 400) {
+    if (inboxPost) {
+      knocks.push({ path: req.url, standard, key_id: keyId, status: response.status });
+    }
+    if (inboxPost && response.status >= 400) {
       refused += 1;
     }
     res.writeHead(response.status, Object.fromEntries(response.headers));
