@@ -220,8 +220,9 @@ def creator() -> None:
     "language",
     type=click.Choice(list(LANGUAGES)),
     default=None,
-    help="The creator's language, and their first link's prompt's "
-    "[default: ANONBOX_DEFAULT_LANGUAGE, else en].",
+    help="The creator's language, and their first link's prompt's [default: "
+    "ANONBOX_DEFAULT_LANGUAGE, else an English prompt and the language of the first "
+    "browser that opens the dashboard].",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def creator_create(email: str, name: str | None, language: str | None, as_json: bool) -> None:

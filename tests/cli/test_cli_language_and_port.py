@@ -54,11 +54,12 @@ def created(server: Server, tmp_path: Path, *args: str, **env: str) -> dict[str,
     return document
 
 
-def speaks(server: Server, creator: dict[str, str]) -> tuple[str, str]:
-    """What the creator meets: their dashboard's language, and their link's prompt as a
-    sender's page shows it."""
+def speaks(server: Server, creator: dict[str, str], browser_says: str = "") -> tuple[str, str]:
+    """What the creator meets: their dashboard's language (in a browser whose
+    Accept-Language is ``browser_says``), and their link's prompt."""
+    headers = {"Accept-Language": browser_says} if browser_says else {}
     with signed_in(server, creator["user_id"]) as browser:
-        dashboard = browser.get("/dashboard")
+        dashboard = browser.get("/dashboard", headers=headers)
         assert dashboard.status_code == 200, dashboard.text
         lang = re.search(r'<html lang="([^"]+)"', dashboard.text)
         assert lang, dashboard.text
@@ -87,6 +88,13 @@ def test_without_lang_the_servers_default_language_holds_else_english(
     assert speaks(server, japanese) == ("ja", default_prompt("ja"))
     english = created(server, tmp_path)
     assert speaks(server, english) == ("en", "Send me anonymous messages!")
+    # Neither set: as before, the prompt is English and the first browser to open the
+    # dashboard gives the account its language.
+    unsaid = created(server, tmp_path)
+    assert speaks(server, unsaid, "ja-JP,ja;q=0.9") == ("ja", "Send me anonymous messages!")
+    # An explicit --lang en is English whatever the browser says.
+    chosen = created(server, tmp_path, "--lang", "en")
+    assert speaks(server, chosen, "ja-JP,ja;q=0.9") == ("en", "Send me anonymous messages!")
 
 
 def test_a_language_anonbox_does_not_speak_is_refused_and_makes_no_creator(

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
-from anonbox.core.i18n import DEFAULT_LANGUAGE, LANGUAGES
+from anonbox.core.i18n import LANGUAGES
 from anonbox.core.ratelimit import Limit
 
 DEFAULT_DATABASE_URL = "sqlite:///./anonbox.db"
@@ -91,8 +91,10 @@ class Settings:
     mail_from: str = "anonbox <no-reply@localhost>"
     public_url: str | None = None
     # The language of accounts made where no browser says one (``anonbox creator create``
-    # without --lang): theirs and their first link's prompt. One of core.i18n.LANGUAGES.
-    default_language: str = DEFAULT_LANGUAGE
+    # without --lang): theirs and their first link's prompt. One of core.i18n.LANGUAGES;
+    # None (unset): the prompt in English, the account's language picked by the first
+    # browser that opens its dashboard, as before the setting.
+    default_language: str | None = None
     email_signin_ttl_seconds: int = 15 * 60
     # Sign-in mails per address; past it the asking browser is bound to the pending link
     # (auth.email_signin), never refused. Links must outlive its window.
@@ -130,7 +132,7 @@ class Settings:
                 "ANONBOX_LIMIT_SIGNIN_ADDRESS's window must not be longer than "
                 "ANONBOX_EMAIL_SIGNIN_TTL_SECONDS"
             )
-        if self.default_language not in LANGUAGES:
+        if self.default_language is not None and self.default_language not in LANGUAGES:
             raise ConfigurationError(
                 f"ANONBOX_DEFAULT_LANGUAGE must be one of {', '.join(LANGUAGES)},"
                 f" not {self.default_language!r}"
@@ -372,7 +374,7 @@ class Settings:
             smtp_url=env.get("ANONBOX_SMTP_URL") or None,
             mail_from=env.get("ANONBOX_MAIL_FROM") or defaults.mail_from,
             public_url=(env.get("ANONBOX_PUBLIC_URL") or "").rstrip("/") or None,
-            default_language=env.get("ANONBOX_DEFAULT_LANGUAGE") or defaults.default_language,
+            default_language=env.get("ANONBOX_DEFAULT_LANGUAGE") or None,
             email_signin_ttl_seconds=number(
                 "ANONBOX_EMAIL_SIGNIN_TTL_SECONDS", defaults.email_signin_ttl_seconds
             ),
