@@ -6,6 +6,7 @@ PORT=…`` says which command to run), never a hard-coded 8000."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -95,6 +96,28 @@ def test_without_lang_the_servers_default_language_holds_else_english(
     # An explicit --lang en is English whatever the browser says.
     chosen = created(server, tmp_path, "--lang", "en")
     assert speaks(server, chosen, "ja-JP,ja;q=0.9") == ("en", "Send me anonymous messages!")
+
+
+def test_signin_link_makes_a_new_creator_in_the_servers_default_language(
+    server: Server, tmp_path: Path
+) -> None:
+    printed = anonbox(
+        server,
+        tmp_path,
+        "signin-link",
+        "--email",
+        fresh_email(),
+        "--base-url",
+        server.url,
+        ANONBOX_DEFAULT_LANGUAGE="ko",
+    )
+    assert printed.returncode == 0, printed.stderr
+    with loopback_client(base_url=server.url, timeout=30) as browser:
+        followed = browser.get(printed.stdout.strip(), headers={"Accept-Language": "en"})
+        assert followed.status_code == 303, followed.text
+        inbox = browser.get("/dashboard", follow_redirects=True)
+    assert '<html lang="ko"' in inbox.text
+    assert html.escape(default_prompt("ko")) in inbox.text
 
 
 def test_a_language_anonbox_does_not_speak_is_refused_and_makes_no_creator(

@@ -298,11 +298,12 @@ async def sweep_expired(db: Database) -> None:
 async def printed_link(
     db: Database, settings: Settings, *, email: str, base_url: str
 ) -> SignInLink:
-    """A link for the command line: the account is made now if new, and the link works
-    in any browser (there is none to bind to), once, for the usual time."""
+    """A link for the command line: the account is made now if new (in the server's
+    default language when one is set: no browser says one here), and the link works in
+    any browser (there is none to bind to), once, for the usual time."""
     address = _address(email)
     async with db.transaction() as tx:
-        await account_for_email(tx, address)
+        await account_for_email(tx, address, language=settings.default_language)
     url = await _new_link(db, settings, email=address, binding=None, base_url=base_url)
     return SignInLink(url=url, email=address)
 
