@@ -28,6 +28,7 @@ def test_the_folder_is_seen_restored_from_and_emptied_with_a_confirmation(
     link_id = page.locator("#inbox").get_attribute("data-link-id")
     assert link_id
     expect(page.locator("#filtered-link")).to_have_text("Filtered (0)")
+    page.get_by_role("link", name="Link settings").click()
     expect(page.get_by_label("Messages with a muted word")).to_have_value("filter")
 
     word = f"zqmute{uuid.uuid4().hex[:8]}"
