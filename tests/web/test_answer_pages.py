@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -302,3 +303,18 @@ def test_the_senders_receipt_links_the_answer_page_once_answered(
     link = f'id="original-answer-page" href="/{creator.link_id}/a/{answer_id}"'
     assert link in page
     assert api.get(f"/receipts/{token}").json()["data"]["message"]["answer_id"] == answer_id
+
+
+def test_replies_at_once_to_one_message_publish_one_answer(
+    api: httpx.Client, creator: Creator, server: Server
+) -> None:
+    message_id = post_message(api, creator.link_id, "All at once?")
+    with ThreadPoolExecutor(8) as pool:  # replies that arrive together share a commit
+        written = list(
+            pool.map(lambda n: post_reply(api, creator, message_id, f"yes {n}"), range(8))
+        )
+    assert len(set(written)) == 8
+    rows = query(server.database_url, "SELECT id FROM answers WHERE message_id = $1", message_id)
+    assert [row["id"] for row in rows] == [answer_id_of(api, creator.link_id, message_id)]
+    page = answer_page(api, creator.link_id, rows[0]["id"]).text
+    assert all(f"yes {n}" in page for n in range(8))
