@@ -25,6 +25,7 @@ QUESTIONS = {
     "ko": ("펜 선을 그릴 때 어떤 펜과 종이를 써요?", "피그마 펜이랑 켄트지를 써요. 매일 그려요."),
 }
 LOCALES = {"en": "en-GB", "ja": "ja-JP", "ko": "ko-KR"}
+NAMES = {"en": "Hanako", "ja": "ゆき", "ko": "민지"}
 
 
 @pytest.mark.parametrize("lang", ["en", "ja", "ko"])
@@ -43,6 +44,10 @@ def test_an_answer_page_fits_a_phone_and_passes_axe(
     question, reply = QUESTIONS[lang]
     message_id = site.post_message(creator.link_id, question)
     with site.api() as api:
+        named = api.patch(
+            "/account/profile", json={"display_name": NAMES[lang]}, headers=creator.headers
+        )
+        assert named.status_code == 200, named.text
         post_reply(api, creator, message_id, reply)
         path = answer_path(api, creator.link_id, message_id)
     context = new_context(viewport=PHONE_360, color_scheme=theme, locale=LOCALES[lang])
@@ -53,6 +58,8 @@ def test_an_answer_page_fits_a_phone_and_passes_axe(
     assert page.locator("html").get_attribute("lang") == lang
     expect(page.locator("#question")).to_have_text(question)
     expect(page.locator("#replies")).to_contain_text(reply)
+    expect(page.locator("#creator-name")).to_have_text(NAMES[lang])
+    expect(page.locator("#ask-title")).to_contain_text(NAMES[lang])
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
     assert axe(page) == []
     assert context.cookies() == []  # the page set none
