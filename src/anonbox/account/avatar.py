@@ -17,6 +17,7 @@ that shows only "The creator". Each picture has a public address (``AvatarRef.ur
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import re
@@ -135,8 +136,10 @@ def _srgb(image: Image.Image) -> Image.Image:
 # --- addresses -----------------------------------------------------------------------------
 
 _UPLOADED = re.compile(r"([A-Za-z0-9_-]{16,32})\.webp")
-_GENERATED = re.compile(r"([0-9a-f]{20})\.svg")
+_GENERATED = re.compile(r"([0-9a-f]{20})\.(?:svg|png)")
 NEUTRAL_URL = "/avatars/neutral.svg"
+# The same pictures as PNG, for the fediverse (Mastodon and Misskey show no SVG).
+NEUTRAL_PNG_URL = "/avatars/neutral.png"
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +157,21 @@ class AvatarRef:
         if self.kind == "generated":
             return f"/avatars/generated/{self.key}.svg"
         return NEUTRAL_URL
+
+    @property
+    def raster_url(self) -> str:
+        """The address of the picture as a raster image, for the fediverse: the upload
+        itself (WebP), else the generated or neutral picture drawn as PNG."""
+        if self.kind == "uploaded":
+            return self.url
+        if self.kind == "generated":
+            return f"/avatars/generated/{self.key}.png"
+        return NEUTRAL_PNG_URL
+
+    @property
+    def raster_type(self) -> str:
+        """The media type of ``raster_url``."""
+        return "image/webp" if self.kind == "uploaded" else "image/png"
 
 
 def generated_key(user_id: str) -> str:
@@ -177,7 +195,8 @@ def uploaded_id(file: str) -> str | None:
 
 
 def generated_of(file: str) -> str | None:
-    """The generated picture's key in an address's last part (``{key}.svg``), if it is one."""
+    """The generated picture's key in an address's last part (``{key}.svg`` or
+    ``{key}.png``), if it is one."""
     found = _GENERATED.fullmatch(file)
     return found.group(1) if found else None
 
@@ -255,16 +274,51 @@ def picture(ref: AvatarRef, uploaded: bytes | None = None) -> Image.Image:
     if ref.kind == "uploaded" and uploaded is not None:
         with Image.open(io.BytesIO(uploaded), formats=("WEBP",)) as stored:
             return stored.convert("RGBA")
-    image = Image.new("RGB", (SIDE, SIDE), NEUTRAL)
+    return _drawn(ref, 1)
+
+
+def _drawn(ref: AvatarRef, scale: int) -> Image.Image:
+    """The generated or neutral picture, square, ``scale`` times SIDE."""
+    side = SIDE * scale
+    image = Image.new("RGB", (side, side), NEUTRAL)
     draw = ImageDraw.Draw(image)
     if ref.kind == "generated":
         drawn = pattern(ref.key)
-        image.paste(drawn.colour, (0, 0, SIDE, SIDE))
+        image.paste(drawn.colour, (0, 0, side, side))
+        cell = _CELL * scale
         for c, r in drawn.cells:
-            x, y = _ORIGIN + c * _CELL, _ORIGIN + r * _CELL
-            draw.rectangle((x, y, x + _CELL - 1, y + _CELL - 1), fill=_WHITE)
+            x, y = (_ORIGIN + c * _CELL) * scale, (_ORIGIN + r * _CELL) * scale
+            draw.rectangle((x, y, x + cell - 1, y + cell - 1), fill=_WHITE)
     else:
-        x, y, r = _HEAD
+        x, y, r = (v * scale for v in _HEAD)
         draw.ellipse((x - r, y - r, x + r, y + r), fill=_WHITE)
-        draw.ellipse(_SHOULDERS, fill=_WHITE)
+        draw.ellipse(tuple(v * scale for v in _SHOULDERS), fill=_WHITE)
     return image
+
+
+# The PNGs are drawn this many times larger and scaled down, so the circle's edge is smooth.
+_SUPERSAMPLE = 4
+
+
+def _png(ref: AvatarRef) -> bytes:
+    """The generated or neutral picture as its SVG draws it: the square picture inside a
+    circle, transparent around it, as a SIDE x SIDE PNG (the same bytes every time)."""
+    big = SIDE * _SUPERSAMPLE
+    square = _drawn(ref, _SUPERSAMPLE)
+    mask = Image.new("L", (big, big), 0)
+    ImageDraw.Draw(mask).ellipse((0, 0, big - 1, big - 1), fill=255)
+    round_ = Image.new("RGBA", (big, big), (0, 0, 0, 0))
+    round_.paste(square, (0, 0), mask)
+    out = io.BytesIO()
+    round_.resize((SIDE, SIDE), Image.Resampling.LANCZOS).save(out, format="PNG")
+    return out.getvalue()
+
+
+@functools.lru_cache(maxsize=256)  # ~12 KB each; drawing one takes tens of milliseconds
+def generated_png(key: str) -> bytes:
+    return _png(AvatarRef("generated", key))
+
+
+@functools.lru_cache(maxsize=1)
+def neutral_png() -> bytes:
+    return _png(AvatarRef("neutral"))

@@ -23,7 +23,18 @@ from anonbox.core.text import isolated
 AS = "https://www.w3.org/ns/activitystreams"
 SECURITY = "https://w3id.org/security/v1"
 PUBLIC = "https://www.w3.org/ns/activitystreams#Public"
-CONTEXT: list[str] = [AS, SECURITY]
+# Mastodon's extension terms, as Mastodon publishes them in its own documents, so that a
+# JSON-LD processor (Fedify among them) reads these properties at all: without a term a
+# compacted key such as "discoverable" expands to nothing and is dropped.
+EXTENSIONS: dict[str, Any] = {
+    "manuallyApprovesFollowers": "as:manuallyApprovesFollowers",
+    "sensitive": "as:sensitive",
+    "toot": "http://joinmastodon.org/ns#",
+    "featured": {"@id": "toot:featured", "@type": "@id"},
+    "discoverable": "toot:discoverable",
+    "indexable": "toot:indexable",
+}
+CONTEXT: list[Any] = [AS, SECURITY, EXTENSIONS]
 ACTIVITY_JSON = "application/activity+json"
 NEUTRAL_NAME = "anonbox"
 # Outbox pages list this many of the newest answers.
@@ -56,20 +67,37 @@ class Site:
     def page(self, link_id: str) -> str:
         return f"{self.url}/{link_id}"
 
+    @property
+    def shared_inbox(self) -> str:
+        """The one inbox of all the site's actors (``endpoints.sharedInbox``)."""
+        return f"{self.url}/ap/inbox"
+
 
 @dataclass(frozen=True, slots=True)
 class Profile:
     link_id: str
     name: str | None  # the creator's chosen name
     prompt: str
-    avatar_url: str  # a path on this site
+    avatar_url: str  # a path on this site, of a raster picture (servers show no SVG)
     public_key: str
+    avatar_type: str = "image/png"  # the picture's media type
+    discoverable: bool = False  # the creator's opt-in (links.fediverse_discoverable)
+    published: int | None = None  # µs: when the link was made
+
+
+# What anonbox's followers are told whenever it changes: the ``Update`` watch
+# (``service.sweep``) compares what the actor is made of, and this. Raise it when
+# ``actor()`` says something new for the same link, so every follower is told once.
+ACTOR_SHAPE = "2"
 
 
 def actor(site: Site, p: Profile) -> dict[str, Any]:
+    """The link as an actor. No header ``image``: anonbox has no header picture.
+    ``manuallyApprovesFollowers`` is false because every Follow is accepted at once
+    (``service._follow`` sends the Accept in the same transaction)."""
     base = site.actor(p.link_id)
     name = isolated(p.name) if p.name else NEUTRAL_NAME
-    return {
+    body: dict[str, Any] = {
         "@context": CONTEXT,
         "id": base,
         "type": "Service",
@@ -80,11 +108,17 @@ def actor(site: Site, p: Profile) -> dict[str, Any]:
         "inbox": f"{base}/inbox",
         "outbox": f"{base}/outbox",
         "followers": f"{base}/followers",
+        "featured": f"{base}/featured",
+        "endpoints": {"sharedInbox": site.shared_inbox},
         "manuallyApprovesFollowers": False,
-        "discoverable": False,
-        "icon": {"type": "Image", "url": f"{site.url}{p.avatar_url}"},
+        "discoverable": p.discoverable,
+        "indexable": p.discoverable,
+        "icon": {"type": "Image", "mediaType": p.avatar_type, "url": f"{site.url}{p.avatar_url}"},
         "publicKey": {"id": site.key(p.link_id), "owner": base, "publicKeyPem": p.public_key},
     }
+    if p.published is not None:
+        body["published"] = isoformat_us(p.published)
+    return body
 
 
 @dataclass(frozen=True, slots=True)
