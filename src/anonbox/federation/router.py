@@ -114,6 +114,38 @@ async def inbox(
     return envelope(request, 202, done, None)
 
 
+@post(
+    "/ap/inbox",
+    status_code=202,
+    include_in_schema=False,
+    request_max_body_size=service.MAX_ACTIVITY_BYTES,
+)
+async def shared_inbox(
+    request: AnyRequest,
+    db: DB,
+    federation: FederationDep,
+    gate: GateDep,
+    settings: AppSettings,
+    client_address: ClientAddress,
+) -> Envelope[Accepted, None]:
+    """Every link's inbox (the actors' ``endpoints.sharedInbox``): an activity is taken
+    by the link it is addressed to, as its own inbox takes it; one for none is ignored."""
+    await gate.throttle_client(db, address=client_address, limit=settings.limit_federation_inbox)
+    body = await request.body()
+    target = request.scope["raw_path"].decode("latin-1")
+    if request.scope["query_string"]:
+        target += "?" + request.scope["query_string"].decode("latin-1")
+    done = await service.receive_shared(
+        db, federation, target=target, headers=request.headers, body=body
+    )
+    return envelope(request, 202, done, None)
+
+
+@get("/ap/links/{link_id:str}/featured", include_in_schema=False)
+async def featured(link_id: LinkId, db: DB, federation: FederationDep) -> Response[bytes]:
+    return _document(await service.featured(db, federation, link_id))
+
+
 @get("/ap/links/{link_id:str}/outbox", include_in_schema=False)
 async def outbox(link_id: LinkId, db: DB, federation: FederationDep) -> Response[bytes]:
     return _document(await service.outbox(db, federation, link_id))
@@ -182,6 +214,8 @@ ROUTES: list[HTTPRouteHandler] = [
     nodeinfo,
     actor,
     inbox,
+    shared_inbox,
+    featured,
     outbox,
     followers,
     answer,

@@ -402,8 +402,8 @@ async def send_answers(conn: Connection, site: Site, replies: list[tuple[str, st
 
 async def sweep(db: Database, settings: Settings) -> None:
     """Send what changed without an event: deleted answers (``Delete``), and a changed
-    actor (``Update``: its name, prompt, picture or discoverable). A chore of every instance: each change is
-    claimed by the transaction that sends it."""
+    actor (``Update``: its name, prompt, picture or discoverable). A chore of every
+    instance: each change is claimed by the transaction that sends it."""
     site = site_of(settings)
     if site is None:
         return

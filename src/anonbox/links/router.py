@@ -110,7 +110,8 @@ async def get_public_link(
     "/links/{link_id:str}",
     summary="Change a link's prompt or pause it (creator)",
     description="Send at least one of prompt, paused, pause_for_hours, follow_ups, "
-    "hide_dates, muted, crosspost, crosspost_cw, senders, language, card_theme; fields left "
+    "hide_dates, muted, crosspost, crosspost_cw, senders, language, card_theme, "
+    "fediverse_discoverable; fields left "
     "out keep their value. "
     "A paused link refuses new messages until "
     "it is resumed (paused: false), or for pause_for_hours. With follow_ups false, senders' "
@@ -121,6 +122,7 @@ async def get_public_link(
     "Misskey account with that visibility, with crosspost_cw as its content warning. "
     "With fediverse true, the link is an ActivityPub actor people can follow "
     "(docs/fediverse.md); 409 federation_unavailable where the site does not federate. "
+    "fediverse_discoverable lets its profile there be suggested and searched for. "
     "senders 'signed_in' takes messages only from people signed in to an anonbox account, "
     "who stay anonymous to you. language is what the link's previews and cards speak to "
     "everyone who sees them (one of 'en', 'ja', 'ko', 'id', 'es'); card_theme their look.",
@@ -152,6 +154,9 @@ async def update_link(
         settings=settings,
         language=data.language if isinstance(data.language, str) else None,
         card_theme=data.card_theme if isinstance(data.card_theme, str) else None,
+        fediverse_discoverable=(
+            data.fediverse_discoverable if isinstance(data.fediverse_discoverable, bool) else None
+        ),
     )
     return envelope(request, 200, "Link updated", updated)
 

@@ -105,6 +105,14 @@ class LinkPatch(msgspec.Struct):
             "Misskey…) and see its answers there (false for a new link)"
         ),
     ] = msgspec.UNSET
+    fediverse_discoverable: Annotated[
+        bool | msgspec.UnsetType,
+        KwargDefinition(
+            description="Whether the link's fediverse profile says it may be suggested to "
+            "people and its posts searched for (discoverable, indexable: false for a new "
+            "link); its followers are told of a change"
+        ),
+    ] = msgspec.UNSET
     senders: Annotated[
         Senders | msgspec.UnsetType,
         KwargDefinition(
@@ -153,6 +161,7 @@ class LinkOut(msgspec.Struct):
     crosspost: Crosspost = "off"  # answers posted to the creator's fediverse account
     crosspost_cw: str | None = None  # their content warning
     fediverse: bool = False  # followable from the fediverse (docs/fediverse.md)
+    fediverse_discoverable: bool = False  # its profile may be suggested and searched
     senders: Senders = "anyone"  # who may send: anyone, or signed-in people only
     # What the link speaks to the world (previews, alt texts, cards): its setting, else
     # the creator's language, else English.

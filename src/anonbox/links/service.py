@@ -71,6 +71,7 @@ def _link_out(row: Row) -> LinkOut:
         crosspost=row["crosspost"] or "off",
         crosspost_cw=row["crosspost_cw"],
         fediverse=bool(row["fediverse"]),
+        fediverse_discoverable=bool(row["fediverse_discoverable"]),
         senders="signed_in" if row["senders"] == "signed_in" else "anyone",
         language=spoken_language(row["language"], row["creator_language"]),
         card_theme=shown_theme(row["card_theme"]),
@@ -189,6 +190,7 @@ async def update_link(
     settings: Settings | None = None,
     language: str | None = None,
     card_theme: str | None = None,
+    fediverse_discoverable: bool | None = None,
 ) -> LinkOut:
     """Change the given settings; None leaves one as it is, and at least one must be given.
     Making the link followable gives it its actor's keys first (``settings``: whether the
@@ -206,12 +208,13 @@ async def update_link(
         senders,
         language,
         card_theme,
+        fediverse_discoverable,
     )
     if all(setting is None for setting in given):
         raise ValidationFailed(
             "Send at least one setting to change: prompt, paused, pause_for_hours, "
             "follow_ups, hide_dates, muted, crosspost, crosspost_cw, fediverse, senders, "
-            "language, card_theme",
+            "language, card_theme, fediverse_discoverable",
             [FieldProblem("body", "missing")],
         )
     if language is not None and language not in LANGUAGES:
@@ -289,6 +292,7 @@ async def update_link(
         fediverse=fediverse,
         language=language,
         card_theme=card_theme,
+        fediverse_discoverable=fediverse_discoverable,
     )
     if row is None:
         raise NotFound(NO_LINK)

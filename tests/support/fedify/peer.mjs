@@ -12,6 +12,12 @@
 //   POST /control/sign {"url", "body", "spec"}  the headers that sign a POST of body to
 //                                          url as alice (Fedify's signRequest), unsent
 //   POST /control/rotate                   alice gets a new key pair (same key id)
+//   POST /control/profile {"url"}          the actor at url as Fedify's lookupObject and
+//                                          its vocabulary read it (discoverable, indexable,
+//                                          manuallyApprovesFollowers, published, icon,
+//                                          endpoints.sharedInbox, featured), null where absent
+//   POST /control/follow {"actor", "shared": true}  (and unfollow) sent to the actor's
+//                                          endpoints.sharedInbox (preferSharedInbox)
 //   POST /control/lookup {"url": URL}      Fedify's lookupObject(url), as a person pasting
 //                                          the address into a search: {"id", "type"} of
 //                                          what it found ("type" the vocabulary's URI), or
@@ -123,7 +129,33 @@ function record(kind) {
       summary: object?.summary?.toString() ?? null,
       name: object?.name?.toString() ?? null,
       attachments: await attachments(object),
+      // An actor's (an Update of one): what its profile says.
+      discoverable: object?.discoverable ?? null,
+      icon_url: (await object?.getIcon?.().catch(() => null))?.url?.href ?? null,
     });
+  };
+}
+
+// An actor as Fedify's parser reads it: only what its vocabulary objects say (a property
+// whose term the document's @context does not define is read as absent, null).
+async function profiled(ctx, address) {
+  const found = await ctx.lookupObject(address);
+  if (found === null) return { found: false };
+  const icon = await found.getIcon?.().catch(() => null);
+  return {
+    found: true,
+    id: found.id?.href ?? null,
+    type: found.constructor?.typeId?.href ?? null,
+    name: found.name?.toString() ?? null,
+    summary: found.summary?.toString() ?? null,
+    discoverable: found.discoverable ?? null,
+    indexable: found.indexable ?? null,
+    manually_approves_followers: found.manuallyApprovesFollowers ?? null,
+    published: found.published?.toString() ?? null,
+    icon_media_type: icon?.mediaType ?? null,
+    icon_url: icon?.url?.href ?? null,
+    shared_inbox: found.endpoints?.sharedInbox?.href ?? null,
+    featured: found.featuredId?.href ?? null,
   };
 }
 
@@ -163,6 +195,9 @@ async function control(request, body) {
       type: found?.constructor?.typeId?.href ?? null,
     };
   }
+  if (url.pathname === "/control/profile") {
+    return await profiled(ctx, given.url);
+  }
   const { actor } = given;
   const target = await ctx.lookupObject(actor);
   if (target === null) throw new Error(`cannot look up ${actor}`);
@@ -177,7 +212,10 @@ async function control(request, body) {
       object: target.id,
     });
     follows.set(actor, follow);
-    await sender.sendActivity({ identifier: "alice" }, target, follow, { immediate: true });
+    await sender.sendActivity({ identifier: "alice" }, target, follow, {
+      immediate: true,
+      preferSharedInbox: given.shared === true,
+    });
     return { sent: follow.id.href };
   }
   if (url.pathname === "/control/unfollow") {
@@ -187,7 +225,10 @@ async function control(request, body) {
       actor: me,
       object: follow,
     });
-    await ctx.sendActivity({ identifier: "alice" }, target, undo, { immediate: true });
+    await ctx.sendActivity({ identifier: "alice" }, target, undo, {
+      immediate: true,
+      preferSharedInbox: given.shared === true,
+    });
     return { sent: undo.id.href };
   }
   throw new Error(`no control ${url.pathname}`);

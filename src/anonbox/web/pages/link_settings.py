@@ -127,6 +127,9 @@ async def link_settings(
         crosspost_cw=_text_or_none(form, "crosspost_cw") if full else None,
         senders=_text_or_none(form, "senders") if full else None,  # the service checks it
         fediverse=form.get("fediverse") == "on" if full and settings.federates else None,
+        fediverse_discoverable=(
+            form.get("fediverse_discoverable") == "on" if full and settings.federates else None
+        ),
         settings=settings,
         language=_text_or_none(form, "language") if full else None,  # the service checks it
         card_theme=_text_or_none(form, "card_theme") if full else None,
