@@ -148,6 +148,7 @@ def creator_pages(w: World) -> list[tuple[str, str]]:
         ("dashboard-answered", "/dashboard?filter=answered"),
         ("link-paused", f"/dashboard/links/{w.second}"),
         ("search", f"{base}/search?q=pens"),
+        ("link-settings", f"{base}/settings"),
         ("message", f"{base}/messages/{w.answered}?done=replied"),
         ("message-unanswered", f"{base}/messages/{w.unanswered}"),
         ("confirm-message-delete", f"{base}/messages/{w.answered}/delete"),
