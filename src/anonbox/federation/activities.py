@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from anonbox.core.clock import isoformat_us
+from anonbox.core.i18n import gettext, use_locale
 from anonbox.core.text import isolated
 
 AS = "https://www.w3.org/ns/activitystreams"
@@ -37,6 +38,7 @@ EXTENSIONS: dict[str, Any] = {
 CONTEXT: list[Any] = [AS, SECURITY, EXTENSIONS]
 ACTIVITY_JSON = "application/activity+json"
 NEUTRAL_NAME = "anonbox"
+ACTOR_TYPE = "Service"  # a link is not a person; also its Tombstone's formerType
 # Outbox pages list this many of the newest answers.
 OUTBOX_ITEMS = 20
 
@@ -100,7 +102,7 @@ def actor(site: Site, p: Profile) -> dict[str, Any]:
     body: dict[str, Any] = {
         "@context": CONTEXT,
         "id": base,
-        "type": "Service",
+        "type": ACTOR_TYPE,
         "preferredUsername": p.link_id,
         "name": name,
         "summary": f"<p>{html.escape(isolated(p.prompt))}</p>",
@@ -131,41 +133,67 @@ class Answer:
     prompt: str
     answered_at: int  # µs
     answer_id: str | None = None  # its page's id (None only for a reply older than pages)
+    language: str = "en"  # the link's (else its creator's, else English)
+    warning: str | None = None  # the link's content warning (``crosspost_cw``)
+    visibility: str = "public"  # the link's ``federation_visibility``
+
+
+def addressing(site: Site, link_id: str, visibility: str) -> tuple[list[str], list[str]]:
+    """``to`` and ``cc`` as Mastodon reads a status's visibility from them: public (to
+    Public), unlisted (Public only in ``cc``: off public timelines), followers only (no
+    Public at all)."""
+    followers = f"{site.actor(link_id)}/followers"
+    if visibility == "unlisted":
+        return [followers], [PUBLIC]
+    if visibility == "followers":
+        return [followers], []
+    return [PUBLIC], [followers]
 
 
 def note(site: Site, a: Answer) -> dict[str, Any]:
     """An answer as a Note: its ``url`` the answer's own page (``/{link}/a/{answer_id}``),
     its text ending with the send page's address (where to ask), its card by the answer
-    id (a message id tells its send time); its ``id`` the reply's, as it always was."""
+    id (a message id tells its send time); its ``id`` the reply's, as it always was. Its
+    labels and the card's description speak the link's language (``contentMap`` says
+    which); the link's content warning is its ``summary`` (plain text, as Mastodon's
+    ``spoiler_text``), with ``sensitive``; ``to``/``cc`` are the link's visibility."""
     page = site.page(a.link_id)
     shown = urlsplit(page).netloc + urlsplit(page).path
     own = page if a.answer_id is None else f"{page}/a/{a.answer_id}"
     card = f"{page}/{a.message_id}/card.png" if a.answer_id is None else f"{own}/card.png"
+    question, answer = isolated(a.question), isolated(a.answer)
+    with use_locale(a.language):  # the labels are escaped before what people wrote fills them
+        asked = html.escape(gettext("Anonymous question: %(question)s"))
+        said = html.escape(gettext("My answer: %(answer)s"))
+        described = gettext(
+            "A card with an anonymous question, “%(question)s”, and the answer, “%(answer)s”.",
+            question=question,
+            answer=answer,
+        )
     content = (
-        f"<p>Q: {html.escape(isolated(a.question))}</p>"
-        f"<p>A: {html.escape(isolated(a.answer))}</p>"
+        f"<p>{asked % {'question': html.escape(question)}}</p>"
+        f"<p>{said % {'answer': html.escape(answer)}}</p>"
         f'<p><a href="{html.escape(page)}">{html.escape(shown)}</a></p>'
     )
-    return {
+    to, cc = addressing(site, a.link_id, a.visibility)
+    body: dict[str, Any] = {
         "id": site.answer(a.link_id, a.reply_id),
         "type": "Note",
         "attributedTo": site.actor(a.link_id),
         "content": content,
+        "contentMap": {a.language: content},
         "url": own,
         "published": isoformat_us(a.answered_at),
-        "to": [PUBLIC],
-        "cc": [f"{site.actor(a.link_id)}/followers"],
+        "to": to,
+        "cc": cc,
+        "sensitive": bool(a.warning),
         "attachment": [
-            {
-                "type": "Document",
-                "mediaType": "image/png",
-                "url": card,
-                "name": (
-                    f"{isolated(a.prompt)}\nQ: {isolated(a.question)}\nA: {isolated(a.answer)}"
-                ),
-            }
+            {"type": "Document", "mediaType": "image/png", "url": card, "name": described}
         ],
     }
+    if a.warning:
+        body["summary"] = isolated(a.warning)
+    return body
 
 
 def create(site: Site, a: Answer) -> dict[str, Any]:
@@ -182,16 +210,42 @@ def create(site: Site, a: Answer) -> dict[str, Any]:
     }
 
 
-def delete(site: Site, link_id: str, reply_id: str) -> dict[str, Any]:
+def delete(site: Site, link_id: str, reply_id: str, visibility: str = "public") -> dict[str, Any]:
+    to, cc = addressing(site, link_id, visibility)
     return {
         "@context": CONTEXT,
         "id": site.activity(link_id, f"delete-{reply_id}"),
         "type": "Delete",
         "actor": site.actor(link_id),
-        "to": [PUBLIC],
-        "cc": [f"{site.actor(link_id)}/followers"],
+        "to": to,
+        "cc": cc,
         "object": {"id": site.answer(link_id, reply_id), "type": "Tombstone"},
     }
+
+
+def delete_actor(site: Site, link_id: str, activity_id: str) -> dict[str, Any]:
+    """The actor's goodbye: its ``object`` the actor's id, as Mastodon sends it."""
+    return {
+        "@context": CONTEXT,
+        "id": site.activity(link_id, f"goodbye-{activity_id}"),
+        "type": "Delete",
+        "actor": site.actor(link_id),
+        "to": [PUBLIC, f"{site.actor(link_id)}/followers"],
+        "object": site.actor(link_id),
+    }
+
+
+def tombstone(id_: str, former_type: str, deleted: int | None) -> dict[str, Any]:
+    """What a gone actor's or Note's address answers, with its 410 (ActivityPub §7.4)."""
+    body: dict[str, Any] = {
+        "@context": CONTEXT,
+        "id": id_,
+        "type": "Tombstone",
+        "formerType": former_type,
+    }
+    if deleted is not None:
+        body["deleted"] = isoformat_us(deleted)
+    return body
 
 
 def update(site: Site, p: Profile, activity_id: str) -> dict[str, Any]:
@@ -231,6 +285,34 @@ def collection(id_: str, total: int, items: list[dict[str, Any]] | None = None) 
     }
     if items is not None:
         body["orderedItems"] = items
+    return body
+
+
+def outbox(id_: str, total: int) -> dict[str, Any]:
+    """A link's outbox: how many answers it lists, and where its newest page is."""
+    return {
+        "@context": CONTEXT,
+        "id": id_,
+        "type": "OrderedCollection",
+        "totalItems": total,
+        "first": f"{id_}?page=true",
+    }
+
+
+def outbox_page(
+    outbox_id: str, page_id: str, items: list[dict[str, Any]], older: str | None
+) -> dict[str, Any]:
+    """One page of a link's outbox, newest first; ``next`` (older answers, by the last
+    one's reply id) only when there are more."""
+    body: dict[str, Any] = {
+        "@context": CONTEXT,
+        "id": page_id,
+        "type": "OrderedCollectionPage",
+        "partOf": outbox_id,
+        "orderedItems": items,
+    }
+    if older is not None:
+        body["next"] = f"{outbox_id}?before={older}"
     return body
 
 

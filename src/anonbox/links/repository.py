@@ -10,7 +10,7 @@ from anonbox.core.ids import new_link_id
 _COLUMNS = (
     "id, prompt, paused, created_at, follow_ups, paused_until, hide_dates, muted,"
     " crosspost, crosspost_cw, fediverse, senders, language, card_theme,"
-    " fediverse_discoverable,"
+    " federation_visibility, fediverse_discoverable,"
     " (SELECT u.language FROM users u WHERE u.id = links.user_id) AS creator_language"
 )
 _LINK = f"SELECT {_COLUMNS} FROM links"  # noqa: S608 - constant columns
@@ -130,6 +130,7 @@ async def update_link(
     fediverse: bool | None = None,
     language: str | None = None,
     card_theme: str | None = None,
+    federation_visibility: str | None = None,
     fediverse_discoverable: bool | None = None,
 ) -> Row | None:
     """Set the given settings (None keeps the current value) in one statement. Setting
@@ -155,7 +156,8 @@ async def update_link(
         " senders = COALESCE(CAST($13 AS VARCHAR(16)), senders),"
         " language = COALESCE(CAST($14 AS VARCHAR(35)), language),"
         " card_theme = COALESCE(CAST($15 AS VARCHAR(16)), card_theme),"
-        " fediverse_discoverable = COALESCE(CAST($16 AS BOOLEAN), fediverse_discoverable)"
+        " federation_visibility = COALESCE(CAST($16 AS VARCHAR(16)), federation_visibility),"
+        " fediverse_discoverable = COALESCE(CAST($17 AS BOOLEAN), fediverse_discoverable)"
         f" WHERE id = $1 AND user_id = $2 RETURNING {_COLUMNS}",
         link_id,
         user_id,
@@ -172,6 +174,7 @@ async def update_link(
         senders,
         language,
         card_theme,
+        federation_visibility,
         fediverse_discoverable,
     )
 

@@ -111,7 +111,7 @@ async def get_public_link(
     summary="Change a link's prompt or pause it (creator)",
     description="Send at least one of prompt, paused, pause_for_hours, follow_ups, "
     "hide_dates, muted, crosspost, crosspost_cw, senders, language, card_theme, "
-    "fediverse_discoverable; fields left "
+    "federation_visibility, fediverse_discoverable; fields left "
     "out keep their value. "
     "A paused link refuses new messages until "
     "it is resumed (paused: false), or for pause_for_hours. With follow_ups false, senders' "
@@ -123,6 +123,8 @@ async def get_public_link(
     "With fediverse true, the link is an ActivityPub actor people can follow "
     "(docs/fediverse.md); 409 federation_unavailable where the site does not federate. "
     "fediverse_discoverable lets its profile there be suggested and searched for. "
+    "federation_visibility addresses its answers there to everyone ('public'), to everyone "
+    "off public timelines ('unlisted'), or to its followers only ('followers'). "
     "senders 'signed_in' takes messages only from people signed in to an anonbox account, "
     "who stay anonymous to you. language is what the link's previews and cards speak to "
     "everyone who sees them (one of 'en', 'ja', 'ko', 'id', 'es'); card_theme their look.",
@@ -154,6 +156,9 @@ async def update_link(
         settings=settings,
         language=data.language if isinstance(data.language, str) else None,
         card_theme=data.card_theme if isinstance(data.card_theme, str) else None,
+        federation_visibility=(
+            data.federation_visibility if isinstance(data.federation_visibility, str) else None
+        ),
         fediverse_discoverable=(
             data.fediverse_discoverable if isinstance(data.fediverse_discoverable, bool) else None
         ),

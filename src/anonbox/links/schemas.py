@@ -29,6 +29,10 @@ CARD_THEMES: tuple[str, ...] = ("violet", "peach", "ocean", "mint", "night", "pa
 DEFAULT_CARD_THEME = "violet"
 # The languages a link can speak to the world: core.i18n.LANGUAGES (a test keeps them one).
 LinkLanguage = Literal["en", "ja", "ko", "id", "es"]
+# How a followable link's answers are addressed on the fediverse (docs/fediverse.md):
+# everyone and public timelines, everyone but not public timelines, or followers only.
+FederationVisibility = Literal["public", "unlisted", "followers"]
+FEDERATION_VISIBILITIES: tuple[str, ...] = ("public", "unlisted", "followers")
 
 # Bounds are documented here but checked after NFC and trimming, in the service.
 _PROMPT_DOC = KwargDefinition(
@@ -137,6 +141,15 @@ class LinkPatch(msgspec.Struct):
             "new link; 'night' is dark, 'paper' light)"
         ),
     ] = msgspec.UNSET
+    federation_visibility: Annotated[
+        FederationVisibility | msgspec.UnsetType,
+        KwargDefinition(
+            description="Who sees the link's answers on the fediverse once it is followable: "
+            "'public' (everyone, public timelines too; for a new link), 'unlisted' "
+            "(everyone, kept off public timelines) or 'followers' (its followers only; "
+            "not in its outbox, not fetched by anyone else)"
+        ),
+    ] = msgspec.UNSET
 
 
 # The rules of a patch across its fields, as the document states them; the service checks
@@ -167,6 +180,9 @@ class LinkOut(msgspec.Struct):
     # the creator's language, else English.
     language: LinkLanguage = "en"
     card_theme: CardTheme = "violet"  # the story card's and preview's look
+    # Who sees its answers on the fediverse: everyone, everyone off public timelines, or
+    # its followers only.
+    federation_visibility: FederationVisibility = "public"
 
 
 class LinkList(msgspec.Struct):

@@ -23,11 +23,13 @@ from anonbox.links.prompts import default_prompt
 from anonbox.links.schemas import (
     CARD_THEMES,
     DEFAULT_CARD_THEME,
+    FEDERATION_VISIBILITIES,
     MAX_CONTENT_WARNING_CHARACTERS,
     MAX_PAUSE_HOURS,
     MAX_PROMPT_CHARACTERS,
     NEUTRAL_NAME,
     CardTheme,
+    FederationVisibility,
     LinkLanguage,
     LinkList,
     LinkOut,
@@ -75,6 +77,7 @@ def _link_out(row: Row) -> LinkOut:
         senders="signed_in" if row["senders"] == "signed_in" else "anyone",
         language=spoken_language(row["language"], row["creator_language"]),
         card_theme=shown_theme(row["card_theme"]),
+        federation_visibility=federation_visibility(row["federation_visibility"]),
     )
 
 
@@ -156,6 +159,11 @@ def spoken_language(link_language: str | None, creator_language: str | None) -> 
     return cast(LinkLanguage, DEFAULT_LANGUAGE)
 
 
+def federation_visibility(stored: str | None) -> FederationVisibility:
+    """How the link's answers are addressed on the fediverse (NULL: public)."""
+    return cast(FederationVisibility, stored if stored in FEDERATION_VISIBILITIES else "public")
+
+
 def shown_theme(stored: str | None) -> CardTheme:
     """The link's card theme as stored (NULL, or one no longer drawn: the default)."""
     return cast(CardTheme, stored if stored in CARD_THEMES else DEFAULT_CARD_THEME)
@@ -190,6 +198,7 @@ async def update_link(
     settings: Settings | None = None,
     language: str | None = None,
     card_theme: str | None = None,
+    federation_visibility: str | None = None,
     fediverse_discoverable: bool | None = None,
 ) -> LinkOut:
     """Change the given settings; None leaves one as it is, and at least one must be given.
@@ -208,14 +217,20 @@ async def update_link(
         senders,
         language,
         card_theme,
+        federation_visibility,
         fediverse_discoverable,
     )
     if all(setting is None for setting in given):
         raise ValidationFailed(
             "Send at least one setting to change: prompt, paused, pause_for_hours, "
             "follow_ups, hide_dates, muted, crosspost, crosspost_cw, fediverse, senders, "
-            "language, card_theme, fediverse_discoverable",
+            "language, card_theme, federation_visibility, fediverse_discoverable",
             [FieldProblem("body", "missing")],
+        )
+    if federation_visibility is not None and federation_visibility not in FEDERATION_VISIBILITIES:
+        raise ValidationFailed(
+            "federation_visibility must be 'public', 'unlisted' or 'followers'",
+            [FieldProblem("federation_visibility", "invalid")],
         )
     if language is not None and language not in LANGUAGES:
         raise ValidationFailed(
@@ -292,6 +307,7 @@ async def update_link(
         fediverse=fediverse,
         language=language,
         card_theme=card_theme,
+        federation_visibility=federation_visibility,
         fediverse_discoverable=fediverse_discoverable,
     )
     if row is None:

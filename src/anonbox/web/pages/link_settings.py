@@ -133,6 +133,7 @@ async def link_settings(
         settings=settings,
         language=_text_or_none(form, "language") if full else None,  # the service checks it
         card_theme=_text_or_none(form, "card_theme") if full else None,
+        federation_visibility=_text_or_none(form, "federation_visibility") if full else None,
     )
     return redirect_to(browser, settings, back_path(form, settings_path(link.link_id)), Done.SAVED)
 
