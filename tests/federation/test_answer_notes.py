@@ -48,7 +48,7 @@ def test_a_note_links_the_answer_page_and_its_card_by_answer_id(
 
     wait_for(delivered)
     outbox = api.get(f"{actor_url}/outbox", headers=AP).json()
-    [listed] = outbox["orderedItems"]
+    [listed] = api.get(outbox["first"], headers=AP).json()["orderedItems"]  # its newest page
     for create in (delivered()[0], listed):
         note = create["object"]
         assert note["url"] == f"{site}{page}"

@@ -297,53 +297,7 @@ async def unblock_domain(conn: Connection, domain: str) -> int:
     return await conn.execute("DELETE FROM federation_blocked_domains WHERE domain = $1", domain)
 
 
-# --- answers -------------------------------------------------------------------------------
-
-# With the answer's page id (``answers``, written with the message's first reply).
-_ANSWER = (
-    "SELECT r.id AS reply_id, r.content AS answer, r.created_at AS answered_at,"
-    " m.id AS message_id, m.content AS question, l.id AS link_id, l.prompt,"
-    " a.id AS answer_id"
-    " FROM replies r JOIN messages m ON m.id = r.message_id JOIN links l ON l.id = m.link_id"
-    " LEFT JOIN answers a ON a.message_id = m.id"
-)
-
-
-async def answers(conn: Connection, reply_ids: Sequence[str]) -> Sequence[Row]:
-    if not reply_ids:
-        return []
-    return await conn.fetch(
-        _ANSWER + f" WHERE r.id IN ({placeholders(1, len(reply_ids))})",
-        *reply_ids,
-    )
-
-
-async def sent_answer(conn: Connection, *, link_id: str, reply_id: str) -> Row | None:
-    """An answer that was sent to the link's followers, while it exists."""
-    return await conn.fetchrow(
-        _ANSWER + " JOIN federation_notes n ON n.reply_id = r.id"
-        " WHERE n.link_id = $1 AND r.id = $2",
-        link_id,
-        reply_id,
-    )
-
-
-async def newest_sent(conn: Connection, link_id: str, limit: int) -> Sequence[Row]:
-    return await conn.fetch(
-        _ANSWER + " JOIN federation_notes n ON n.reply_id = r.id"
-        " WHERE n.link_id = $1 ORDER BY r.id DESC LIMIT $2",
-        link_id,
-        limit,
-    )
-
-
-async def sent_count(conn: Connection, link_id: str) -> int:
-    row = await conn.fetchrow(
-        "SELECT COUNT(*) AS n FROM federation_notes n JOIN replies r ON r.id = n.reply_id"
-        " WHERE n.link_id = $1",
-        link_id,
-    )
-    return 0 if row is None else int(row["n"])
+# --- answers sent (their SQL as Notes: ``notes.repository``) -------------------------------
 
 
 async def links_with_followers(conn: Connection, link_ids: Sequence[str]) -> set[str]:
@@ -374,7 +328,8 @@ async def record_sent(
 async def deleted_answers(conn: Connection, limit: int = 100) -> Sequence[Row]:
     """Answers sent to followers that no longer exist."""
     return await conn.fetch(
-        "SELECT n.reply_id, n.link_id, l.user_id FROM federation_notes n"
+        "SELECT n.reply_id, n.link_id, l.user_id, l.federation_visibility AS visibility"
+        " FROM federation_notes n"
         " JOIN links l ON l.id = n.link_id"
         " WHERE NOT EXISTS (SELECT 1 FROM replies r WHERE r.id = n.reply_id) LIMIT $1",
         limit,

@@ -27,6 +27,7 @@ from anonbox.core.envelope import (
     envelope,
     error_responses,
 )
+from anonbox.core.ids import ULID_PATTERN
 from anonbox.core.paths import LinkId, RowId
 from anonbox.core.requests import prefers_html
 from anonbox.federation import activities, service
@@ -146,9 +147,23 @@ async def featured(link_id: LinkId, db: DB, federation: FederationDep) -> Respon
     return _document(await service.featured(db, federation, link_id))
 
 
+# The outbox's pages: ``?page=true`` the newest, ``?before={reply_id}`` older ones.
+OutboxPage = Annotated[bool | None, QueryParameter(name="page")]
+OutboxBefore = Annotated[
+    str | None, QueryParameter(name="before", pattern=ULID_PATTERN.pattern, max_length=26)
+]
+
+
 @get("/ap/links/{link_id:str}/outbox", include_in_schema=False)
-async def outbox(link_id: LinkId, db: DB, federation: FederationDep) -> Response[bytes]:
-    return _document(await service.outbox(db, federation, link_id))
+async def outbox(
+    link_id: LinkId,
+    db: DB,
+    federation: FederationDep,
+    page: OutboxPage = None,
+    before: OutboxBefore = None,
+) -> Response[bytes]:
+    found = await service.outbox(db, federation, link_id, page=bool(page), before=before)
+    return _document(found)
 
 
 @get("/ap/links/{link_id:str}/followers", include_in_schema=False)

@@ -41,7 +41,8 @@ from anonbox.core.errors import (
 from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
 from anonbox.federation import activities, keys, peerjson, remote, repository, signatures
-from anonbox.federation.activities import Answer, Profile, Site
+from anonbox.federation.activities import Profile, Site
+from anonbox.federation.notes import service as notes
 from anonbox.federation.schemas import DOMAIN_PATTERN, BlockedDomain, BlockedDomainList
 
 NOT_FOLLOWABLE = "No followable link here"
@@ -159,39 +160,20 @@ async def actor(db: Database, fed: Federation, link_id: str) -> dict[str, Any]:
     return activities.actor(site, _profile(await followable(db, link_id)))
 
 
-def _answer(row: Row) -> Answer:
-    return Answer(
-        link_id=str(row["link_id"]),
-        message_id=str(row["message_id"]),
-        reply_id=str(row["reply_id"]),
-        question=str(row["question"]),
-        answer=str(row["answer"]),
-        prompt=str(row["prompt"]),
-        answered_at=int(row["answered_at"]),
-        answer_id=None if row["answer_id"] is None else str(row["answer_id"]),
-    )
-
-
 async def note(db: Database, fed: Federation, link_id: str, reply_id: str) -> dict[str, Any]:
+    """An answer's Note (``notes``: 404 where the link's answers are for followers only)."""
     site = fed.site
     await followable(db, link_id)
-    row = await repository.sent_answer(db, link_id=link_id, reply_id=reply_id)
-    if row is None:
-        raise NotFound("No such answer")
-    return {"@context": activities.CONTEXT, **activities.note(site, _answer(row))}
+    return await notes.note(db, site, link_id, reply_id)
 
 
-async def outbox(db: Database, fed: Federation, link_id: str) -> dict[str, Any]:
+async def outbox(
+    db: Database, fed: Federation, link_id: str, *, page: bool = False, before: str | None = None
+) -> dict[str, Any]:
+    """Every answer the link lists, paged (``notes``)."""
     site = fed.site
     await followable(db, link_id)
-    rows = await repository.newest_sent(db, link_id, activities.OUTBOX_ITEMS)
-    items = []
-    for row in rows:
-        create = activities.create(site, _answer(row))
-        create.pop("@context")
-        items.append(create)
-    total = await repository.sent_count(db, link_id)
-    return activities.collection(f"{site.actor(link_id)}/outbox", total, items)
+    return await notes.outbox(db, site, link_id, page=page, before=before)
 
 
 async def featured(db: Database, fed: Federation, link_id: str) -> dict[str, Any]:
@@ -382,8 +364,7 @@ async def send_answers(conn: Connection, site: Site, replies: list[tuple[str, st
     its followers; recorded so that its deletion is sent too."""
     followed = await repository.links_with_followers(conn, sorted({r[0] for r in replies}))
     owners = {reply_id: user_id for link_id, reply_id, user_id in replies if link_id in followed}
-    for row in await repository.answers(conn, sorted(owners)):
-        answer = _answer(row)
+    for answer in await notes.answers(conn, sorted(owners)):
         await repository.record_sent(
             conn,
             reply_id=answer.reply_id,
@@ -415,7 +396,12 @@ async def sweep(db: Database, settings: Settings) -> None:
                 tx,
                 user_id=str(gone["user_id"]),
                 link_id=str(gone["link_id"]),
-                activity=activities.delete(site, str(gone["link_id"]), str(gone["reply_id"])),
+                activity=activities.delete(
+                    site,
+                    str(gone["link_id"]),
+                    str(gone["reply_id"]),
+                    notes.visibility(gone["visibility"]),
+                ),
                 inboxes=await repository.inboxes(tx, str(gone["link_id"])),
             )
     for row in await repository.changed_actors(db, activities.ACTOR_SHAPE):

@@ -22,6 +22,16 @@
 //                                          the address into a search: {"id", "type"} of
 //                                          what it found ("type" the vocabulary's URI), or
 //                                          {"id": null} when it found nothing
+//   POST /control/note {"url": URL}        the Note at url as Fedify's lookupObject (an
+//                                          unsigned fetch, as anyone's) and its vocabulary
+//                                          read it (noted() below), or {"found": false}
+//   POST /control/traverse {"url": URL}    the collection at url as Fedify reads it:
+//                                          totalItems, and every item traverseCollection
+//                                          gives (following first and each next), in
+//                                          order: {"id", "type", "note": noted(object)}
+// Each recorded activity also says what its object's vocabulary read: "sensitive",
+// "languages" (of contentMap), "to", "cc", "url"; and the activity's own addressing,
+// "activity_to" and "activity_cc".
 // ("sent": each POST the peer made, with its signature standard and the answer.)
 // Run: node peer.mjs PORT [--only-rfc9421]  (prints "listening" once it listens); with
 // --only-rfc9421 its inboxes refuse (401) what is not signed with RFC 9421, as a server
@@ -43,6 +53,11 @@ import {
   Undo,
   Update,
 } from "@fedify/fedify/vocab";
+import { getDocumentLoader } from "@fedify/vocab-runtime";
+
+// What /control/note and /control/traverse read with: each fetch anew (Fedify's own
+// loader keeps what it read for minutes, and these read a document again after a change).
+const freshLoader = getDocumentLoader({ allowPrivateAddress: true });
 
 const port = Number(process.argv[2]);
 const origin = `http://127.0.0.1:${port}`;
@@ -129,10 +144,51 @@ function record(kind) {
       summary: object?.summary?.toString() ?? null,
       name: object?.name?.toString() ?? null,
       attachments: await attachments(object),
+      ...(await noted(object)),
+      activity_to: (activity.toIds ?? []).map((u) => u.href),
+      activity_cc: (activity.ccIds ?? []).map((u) => u.href),
       // An actor's (an Update of one): what its profile says.
       discoverable: object?.discoverable ?? null,
       icon_url: (await object?.getIcon?.().catch(() => null))?.url?.href ?? null,
     });
+  };
+}
+
+// A Note as Fedify's vocabulary reads it: its warning (summary, sensitive), the
+// languages of its content (contentMap), its addressing and its url.
+async function noted(object) {
+  if (!object) return {};
+  return {
+    sensitive: object.sensitive ?? null,
+    languages: (object.contents ?? [])
+      .filter((c) => c?.locale)
+      .map((c) => c.locale.baseName),
+    contents: (object.contents ?? []).map((c) => c.toString()),
+    to: (object.toIds ?? []).map((u) => u.href),
+    cc: (object.ccIds ?? []).map((u) => u.href),
+    url: object.url?.href ?? null,
+  };
+}
+
+// A collection as Fedify's traverseCollection walks it (first, then each next).
+async function traversed(ctx, address) {
+  const fresh = { documentLoader: freshLoader };
+  const collection = await ctx.lookupObject(address, fresh);
+  if (collection === null) return { found: false };
+  const items = [];
+  for await (const item of ctx.traverseCollection(collection, fresh)) {
+    const object = await item.getObject?.({ crossOrigin: "trust" }).catch(() => null);
+    items.push({
+      id: item.id?.href ?? null,
+      type: item.constructor?.typeId?.href ?? null,
+      note: { id: object?.id?.href ?? null, ...(await noted(object)) },
+    });
+  }
+  return {
+    found: true,
+    type: collection.constructor?.typeId?.href ?? null,
+    total: collection.totalItems ?? null,
+    items,
   };
 }
 
@@ -197,6 +253,20 @@ async function control(request, body) {
   }
   if (url.pathname === "/control/profile") {
     return await profiled(ctx, given.url);
+  }
+  if (url.pathname === "/control/note") {
+    const found = await ctx.lookupObject(given.url, { documentLoader: freshLoader });
+    if (found === null) return { found: false };
+    return {
+      found: true,
+      id: found.id?.href ?? null,
+      type: found.constructor?.typeId?.href ?? null,
+      summary: found.summary?.toString() ?? null,
+      ...(await noted(found)),
+    };
+  }
+  if (url.pathname === "/control/traverse") {
+    return await traversed(ctx, given.url);
   }
   const { actor } = given;
   const target = await ctx.lookupObject(actor);
