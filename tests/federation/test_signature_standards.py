@@ -21,10 +21,11 @@ import httpx
 import pytest
 
 from tests.actions import assert_error, post_message, post_reply
-from tests.conftest import Creator
+from tests.conftest import Creator, make_creator_in
 from tests.federation.conftest import AP, open_to_follows, wait_for
 from tests.federation.test_fedify_peer import PEER_DIR, Peer, install_peer
 from tests.server import Server, free_port
+from tests.support.db import execute, query
 from tests.support.processes import stop
 
 
@@ -212,3 +213,57 @@ def test_a_server_that_takes_only_rfc9421_gets_a_second_knock_then_rfc9421_first
     wait_for(lambda: strict.of_type("Create", actor_url))
     assert _knocks(strict, actor_url)[2:] == [("rfc9421", 202)]
     assert strict.received()["refused"] == 0  # every RFC 9421 signature verified
+
+
+def test_a_reading_is_kept_for_its_max_age_within_an_hour_and_a_day(
+    federating: Server, fed_api: httpx.Client, alice: Peer
+) -> None:
+    """What the actor's Cache-Control says, bounded; an expired reading is read again
+    once and then kept (the expiry moved into the past straight in the database, as only
+    time would move it)."""
+    api = fed_api
+    key_id = f"{alice.url}/users/alice#main-key"
+    hour, day = 3600, 24 * 3600
+    try:
+        for cache_control, kept in (
+            ("public, max-age=7200", 2 * hour),
+            ("max-age=60", hour),
+            ("max-age=9999999", day),
+            ("no-store", hour),
+            (None, day),
+        ):
+            _control(alice, "cache", value=cache_control)
+            execute(
+                federating.database_url,
+                "DELETE FROM federation_remote_keys WHERE key_id = $1",
+                key_id,
+            )
+            actor_url, _ = open_to_follows(
+                federating, api, make_creator_in(federating.database_url)
+            )
+            reads = _actor_reads(alice)
+            _control(alice, "follow", actor=actor_url)
+            wait_for(lambda u=actor_url: _followers(api, u) == 1)  # type: ignore[misc]
+            assert _actor_reads(alice) - reads == 1
+            [row] = query(
+                federating.database_url,
+                "SELECT fetched_at, expires_at FROM federation_remote_keys WHERE key_id = $1",
+                key_id,
+            )
+            assert row["expires_at"] - row["fetched_at"] == kept * 1_000_000, cache_control
+    finally:
+        _control(alice, "cache", value=None)
+
+    # Expired: the next request reads the actor once, and the one after reads nothing.
+    execute(
+        federating.database_url,
+        "UPDATE federation_remote_keys SET expires_at = 1 WHERE key_id = $1",
+        key_id,
+    )
+    reads = _actor_reads(alice)
+    _control(alice, "unfollow", actor=actor_url)
+    wait_for(lambda: _followers(api, actor_url) == 0)
+    assert _actor_reads(alice) - reads == 1
+    _control(alice, "follow", actor=actor_url)
+    wait_for(lambda: _followers(api, actor_url) == 1)
+    assert _actor_reads(alice) - reads == 1

@@ -1,4 +1,5 @@
-"""Reading a remote actor: its key (to check a signature) and its inboxes (to answer).
+"""Reading a remote actor: its key (to check a signature) and its inboxes (to answer),
+both from one read of its document (``keys`` keeps them, for the document's max-age).
 
 Each fetch goes where the courier's deliveries go, and no further
 (``core.egress``): the name resolved now and pinned, no private, loopback
@@ -172,14 +173,14 @@ async def _fetch(
 
 async def fetch_object(
     http: httpx.AsyncClient, url: str, *, allow_private: bool, signer: Signer | None
-) -> dict[str, Any]:
-    """The document at ``url`` that says it is ``url``: the only kind whose contents are
-    believed (a document at one address claiming another's id is refused, as Mastodon's
-    ``fetch_resource`` refuses it)."""
-    document = await fetch_json(http, url, allow_private=allow_private, signer=signer)
+) -> tuple[dict[str, Any], int]:
+    """The document at ``url`` that says it is ``url`` (the only kind whose contents are
+    believed: a document at one address claiming another's id is refused, as Mastodon's
+    ``fetch_resource`` refuses it), and for how long it may be kept."""
+    document, keep = await _fetch(http, url, allow_private=allow_private, signer=signer)
     if document.get("id") != url:
         raise Unreachable("The document is not the one its address names")
-    return document
+    return document, keep
 
 
 def _key_of(document: dict[str, Any], key_id: str) -> tuple[str, str] | None:
@@ -208,11 +209,9 @@ async def actor_of_key(
     if document.get("id") != where or owner != where:
         # A key document, or a document claiming to be someone else's: only the owner's
         # own document can say that the key is the owner's.
-        document, keep = await _fetch(
+        document, keep = await fetch_object(
             http, checked_url(owner), allow_private=allow_private, signer=signer
         )
-        if document.get("id") != owner:
-            raise Unreachable("The document is not the one its address names")
         found = _key_of(document, key_id)
         if found is None or found[0] != owner:
             raise Unreachable("The key's owner does not list the key as its own")
@@ -249,11 +248,3 @@ def _inboxes(document: dict[str, Any], actor_id: str) -> Inboxes:
     except Unreachable:
         shared = None  # its own inbox will do
     return Inboxes(actor_id, inbox, shared)
-
-
-async def inboxes_of(
-    http: httpx.AsyncClient, actor_id: str, *, allow_private: bool, signer: Signer | None
-) -> Inboxes:
-    """Where an actor (a new follower) is reached, from its own document."""
-    document = await fetch_object(http, actor_id, allow_private=allow_private, signer=signer)
-    return _inboxes(document, actor_id)

@@ -12,6 +12,11 @@
 //   POST /control/sign {"url", "body", "spec"}  the headers that sign a POST of body to
 //                                          url as alice (Fedify's signRequest), unsent
 //   POST /control/rotate                   alice gets a new key pair (same key id)
+//   POST /control/cache {"value"}          alice's actor is served with this
+//                                          Cache-Control (null: Fedify's own)
+//   POST /control/follow {"actor", "as": "bob"}  (and unfollow) bob follows: a second
+//                                          follower on this server (one shared inbox)
+//   POST /control/outage {"down": true}    the server is down: 503 to all but /control/
 //   POST /control/profile {"url"}          the actor at url as Fedify's lookupObject and
 //                                          its vocabulary read it (discoverable, indexable,
 //                                          manuallyApprovesFollowers, published, icon,
@@ -63,10 +68,13 @@ const port = Number(process.argv[2]);
 const origin = `http://127.0.0.1:${port}`;
 const onlyRfc9421 = process.argv.includes("--only-rfc9421");
 let keys = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
+const bobKeys = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5"); // a second follower here
+let down = false; // POST /control/outage: every request but /control/ answers 503
 const received = [];
 let refused = 0;
 const knocks = [];
 let actorFetches = 0;
+let actorCacheControl = null;
 const sent = []; // each POST the peer sends: its signature standard and the answer's status
 const follows = new Map();
 
@@ -99,19 +107,19 @@ function makeFederation(firstKnock) {
   });
   made
     .setActorDispatcher("/users/{identifier}", async (ctx, identifier) => {
-      if (identifier !== "alice") return null;
+      if (identifier !== "alice" && identifier !== "bob") return null;
       const pairs = await ctx.getActorKeyPairs(identifier);
       return new Person({
         id: ctx.getActorUri(identifier),
         preferredUsername: identifier,
-        name: "Alice (Fedify peer)",
+        name: identifier === "alice" ? "Alice (Fedify peer)" : "Bob (Fedify peer)",
         inbox: ctx.getInboxUri(identifier),
         endpoints: new Endpoints({ sharedInbox: ctx.getInboxUri() }),
         publicKey: pairs[0].cryptographicKey,
       });
     })
     .setKeyPairsDispatcher(async (_ctx, identifier) =>
-      identifier === "alice" ? [keys] : []
+      identifier === "alice" ? [keys] : identifier === "bob" ? [bobKeys] : []
     );
   made
     .setInboxListeners("/users/{identifier}/inbox", "/inbox")
@@ -144,6 +152,7 @@ function record(kind) {
       summary: object?.summary?.toString() ?? null,
       name: object?.name?.toString() ?? null,
       attachments: await attachments(object),
+      recipient: ctx.recipient ?? null, // null: the shared inbox
       ...(await noted(object)),
       activity_to: (activity.toIds ?? []).map((u) => u.href),
       activity_cc: (activity.ccIds ?? []).map((u) => u.href),
@@ -226,6 +235,14 @@ async function control(request, body) {
     return { received, refused, knocks, sent, actor_fetches: actorFetches };
   }
   const given = JSON.parse(body || "{}");
+  if (url.pathname === "/control/outage") {
+    down = given.down === true;
+    return { down };
+  }
+  if (url.pathname === "/control/cache") {
+    actorCacheControl = given.value ?? null;
+    return { cache_control: actorCacheControl };
+  }
   if (url.pathname === "/control/rotate") {
     keys = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5");
     return { rotated: true };
@@ -271,7 +288,8 @@ async function control(request, body) {
   const { actor } = given;
   const target = await ctx.lookupObject(actor);
   if (target === null) throw new Error(`cannot look up ${actor}`);
-  const me = ctx.getActorUri("alice");
+  const as = given.as ?? "alice"; // who follows: "alice" or "bob"
+  const me = ctx.getActorUri(as);
   if (url.pathname === "/control/follow") {
     const sender = given.spec === "rfc9421"
       ? federation9421.createContext(new URL(origin), undefined)
@@ -281,21 +299,21 @@ async function control(request, body) {
       actor: me,
       object: target.id,
     });
-    follows.set(actor, follow);
-    await sender.sendActivity({ identifier: "alice" }, target, follow, {
+    follows.set(`${as} ${actor}`, follow);
+    await sender.sendActivity({ identifier: as }, target, follow, {
       immediate: true,
       preferSharedInbox: given.shared === true,
     });
     return { sent: follow.id.href };
   }
   if (url.pathname === "/control/unfollow") {
-    const follow = follows.get(actor);
+    const follow = follows.get(`${as} ${actor}`);
     const undo = new Undo({
       id: new URL(`${origin}/undos/${crypto.randomUUID()}`),
       actor: me,
       object: follow,
     });
-    await ctx.sendActivity({ identifier: "alice" }, target, undo, {
+    await ctx.sendActivity({ identifier: as }, target, undo, {
       immediate: true,
       preferSharedInbox: given.shared === true,
     });
@@ -313,6 +331,11 @@ const server = http.createServer(async (req, res) => {
       const answer = await control(req, body.toString());
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify(answer));
+      return;
+    }
+    if (down) {
+      res.writeHead(503, { "content-type": "text/plain" });
+      res.end("Down for maintenance");
       return;
     }
     const inboxPost = req.method === "POST" && req.url.includes("inbox");
@@ -340,7 +363,11 @@ const server = http.createServer(async (req, res) => {
     if (inboxPost && response.status >= 400) {
       refused += 1;
     }
-    res.writeHead(response.status, Object.fromEntries(response.headers));
+    const answerHeaders = Object.fromEntries(response.headers);
+    if (req.method === "GET" && req.url.startsWith("/users/alice") && actorCacheControl) {
+      answerHeaders["cache-control"] = actorCacheControl;
+    }
+    res.writeHead(response.status, answerHeaders);
     res.end(Buffer.from(await response.arrayBuffer()));
   } catch (error) {
     res.writeHead(500, { "content-type": "text/plain" });
