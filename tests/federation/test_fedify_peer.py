@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from tests.actions import answer_path, post_message, post_reply
-from tests.conftest import Creator
+from tests.conftest import Creator, make_creator_in
 from tests.federation.conftest import AP, followable, wait_for
 from tests.server import Server, free_port
 from tests.support.http import loopback_client
@@ -29,6 +29,7 @@ from tests.support.processes import stop
 
 PEER_DIR = Path(__file__).resolve().parent.parent / "support" / "fedify"
 FEDIFY_VERSION = "2.3.6"
+AS = "https://www.w3.org/ns/activitystreams"
 
 
 def _installed() -> bool:
@@ -76,6 +77,12 @@ class Peer:
     def control(self, what: str, actor: str) -> None:
         answer = self.http.post(f"/control/{what}", json={"actor": actor})
         assert answer.status_code == 200, answer.text
+
+    def lookup(self, url: str) -> tuple[str | None, str | None]:
+        """What Fedify's ``lookupObject(url)`` finds: its id and type (the type's URI)."""
+        answer = self.http.post("/control/lookup", json={"url": url})
+        assert answer.status_code == 200, answer.text
+        return answer.json()["id"], answer.json()["type"]
 
 
 @pytest.fixture(scope="module")
@@ -164,3 +171,38 @@ def test_a_fedify_server_follows_receives_answers_and_unfollows(
     peer.control("unfollow", actor_url)
     wait_for(lambda: api.get(f"{actor_url}/followers", headers=AP).json()["totalItems"] == 0)
     assert peer.received()["refused"] == 0  # every signature anonbox sent verified
+
+
+def test_fedify_looks_up_every_address_a_person_pastes(
+    federating: Server, fed_api: httpx.Client, fed_creator: Creator, peer: Peer
+) -> None:
+    """``lookupObject()`` (a Fedify server's search) on the send page, the actor's address
+    and an answer page finds the actor and the Note (issue 42, item 1); on a link that is
+    not followable, nothing."""
+    api, creator = fed_api, fed_creator
+    followable(api, creator)
+    actor_url = f"{federating.url}/ap/links/{creator.link_id}"
+    peer.control("follow", actor_url)  # so that an answer is a Note
+    wait_for(lambda: peer.of_type("Accept", actor_url))
+    message_id = post_message(api, creator.link_id, "Tea or coffee?")
+    reply_id = post_reply(api, creator, message_id, "Genmaicha, always")
+    wait_for(lambda: peer.of_type("Create", actor_url))
+    note_id = f"{actor_url}/answers/{reply_id}"
+    assert peer.of_type("Create", actor_url)[0]["object_id"] == note_id
+    service, note = f"{AS}#Service", f"{AS}#Note"
+    assert peer.lookup(f"{federating.url}/{creator.link_id}") == (actor_url, service)
+    assert peer.lookup(actor_url) == (actor_url, service)
+    page = answer_path(api, creator.link_id, message_id)
+    assert peer.lookup(f"{federating.url}{page}") == (note_id, note)
+
+    # A link whose fediverse switch is off (Fedify keeps what it read, so another link).
+    other = make_creator_in(federating.database_url)
+    asked = post_message(api, other.link_id, "Cats or dogs?")
+    post_reply(api, other, asked, "Both")
+    other_page = answer_path(api, other.link_id, asked)
+    for url in (
+        f"{federating.url}/{other.link_id}",
+        f"{federating.url}/ap/links/{other.link_id}",
+        f"{federating.url}{other_page}",
+    ):
+        assert peer.lookup(url) == (None, None)

@@ -29,8 +29,7 @@ from anonbox.core.envelope import (
 )
 from anonbox.core.ids import ULID_PATTERN
 from anonbox.core.paths import LinkId, RowId
-from anonbox.core.requests import prefers_html
-from anonbox.federation import activities, service
+from anonbox.federation import activities, negotiation, service
 from anonbox.federation.activities import ACTIVITY_JSON
 from anonbox.federation.dependencies import FederationDep
 from anonbox.federation.schemas import (
@@ -81,9 +80,10 @@ async def actor(
     request: AnyRequest, link_id: LinkId, db: DB, federation: FederationDep
 ) -> Response[Any]:
     found = await service.actor(db, federation, link_id)
-    if prefers_html(request):  # a person who opened the address: the link's page
-        return Redirect(path=found["url"], status_code=302)
-    return _document(found)
+    kind = negotiation.activitypub_type(request.headers.get("accept"), page=False)
+    if kind is None:  # a person who opened the address: the link's page
+        return Redirect(path=found["url"], status_code=302, headers={"Vary": "Accept"})
+    return _document(found, kind)
 
 
 @post(

@@ -68,4 +68,8 @@ def vary_by_language(response: Response[Any]) -> None:
     images and other files do not."""
     media_type = str(response.media_type or "text/html")
     if media_type.startswith("text/html"):
-        response.headers["Vary"] = "Accept-Language, Cookie"
+        # Added to what the page varies by already (``Accept``, where it is negotiated).
+        named = [v.strip() for v in response.headers.get("Vary", "").split(",") if v.strip()]
+        lowered = {v.lower() for v in named}
+        named += [v for v in ("Accept-Language", "Cookie") if v.lower() not in lowered]
+        response.headers["Vary"] = ", ".join(named)

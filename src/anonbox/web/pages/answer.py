@@ -21,6 +21,8 @@ from anonbox.core.errors import Gone, NotFound
 from anonbox.core.exception_handlers import handle_anonbox_error, handle_http_exception
 from anonbox.core.i18n import _
 from anonbox.core.requests import prefers_html
+from anonbox.federation import negotiation
+from anonbox.federation.dependencies import FederationDep
 from anonbox.messages.answers import service as answers
 from anonbox.web.infra.locale import in_creator_zone
 from anonbox.web.infra.routing import error_page, site_url
@@ -51,6 +53,7 @@ async def answer_page(
     answer_id: str,
     public_db: PublicDB,
     settings: AppSettings,
+    federation: FederationDep,
 ) -> Response[Any]:
     db = public_db  # anyone's reads: a replica's when there is one (core.replicas)
     link = await public_link(db, link_id)
@@ -60,6 +63,14 @@ async def answer_page(
         answer = await answers.published_answer(db, link_id=link.id, answer_id=answer_id)
     except NotFound as missing:
         return _missing(request, missing)
+    # A fediverse server asking for the address a person pasted: the answer's Note (its
+    # first reply's: the replies come newest first).
+    oldest_first = [reply.reply_message_id for reply in reversed(answer.replies)]
+    note = await negotiation.note_of(db, federation, link.id, oldest_first)
+    if note is not None and (
+        kind := negotiation.activitypub_type(request.headers.get("accept"), page=True)
+    ):
+        return negotiation.document(note, kind)
     await in_creator_zone(db, link.id)  # times as the creator reads them
     site = site_url(request, settings)
     path = answer_path(link.id, answer.answer_id)
@@ -77,10 +88,12 @@ async def answer_page(
             "preview": previews.answer_page(
                 site, link, answer.answer_id, question, answer.replies[0].message_content
             ),
+            # Its ActivityPub face (<link rel="alternate">), while the link is followable.
+            "activitypub_id": None if note is None else note["id"],
         },
         # The same for everyone (but for its language, ``Vary``), yet asked again each
         # time: a removed answer must stop showing at once, to its creator first.
-        headers={"Cache-Control": "no-cache"},
+        headers={"Cache-Control": "no-cache", "Vary": "Accept"},
     )
 
 

@@ -30,6 +30,8 @@ from anonbox.core.paths import Cursor
 from anonbox.core.requests import prefers_html
 from anonbox.core.settings import Settings
 from anonbox.core.text import isolated
+from anonbox.federation import negotiation
+from anonbox.federation.dependencies import FederationDep
 from anonbox.links import service as links
 from anonbox.links.availability import NO_LINK
 from anonbox.links.schemas import PublicLink
@@ -190,6 +192,7 @@ async def _send_page(
     sent: bool = False,
     receipt_url: str | None = None,
     signin_url: str | None = None,
+    activitypub_id: str | None = None,
 ) -> Template:
     token, new = csrf_token(request)
     answers, next_cursor = await _answers(db, link.id, cursor)
@@ -219,9 +222,11 @@ async def _send_page(
             "next_cursor": next_cursor,
             "site": site_url(request, settings),
             "preview": previews.send_page(site_url(request, settings), link),
+            # Its ActivityPub face (<link rel="alternate">), while the link is followable.
+            "activitypub_id": activitypub_id,
         },
         status_code=status_code,
-        headers={"Cache-Control": "no-store"},
+        headers={"Cache-Control": "no-store", "Vary": "Accept"},
     )
     if new:
         set_csrf_cookie(page, token, settings)
@@ -235,6 +240,7 @@ async def send_page(
     public_db: PublicDB,
     db: DB,
     settings: AppSettings,
+    federation: FederationDep,
     cursor: Cursor = None,
     sent: str | None = None,
 ) -> Response[Any]:
@@ -242,6 +248,12 @@ async def send_page(
     link = await public_link(reads, link_id)
     if isinstance(link, NotFound):
         return not_found(request, link)
+    # A fediverse server asking for the address a person pasted: the link's actor.
+    actor = await negotiation.actor_of(reads, federation, link.id)
+    if actor is not None and (
+        kind := negotiation.activitypub_type(request.headers.get("accept"), page=True)
+    ):
+        return negotiation.document(actor, kind)
     cookie = cookie_name(RECEIPT_COOKIE, settings)
     flashed = request.cookies.get(cookie) if sent == "1" else None
     link_id_part, _, token = (flashed or "").partition(".")
@@ -261,6 +273,7 @@ async def send_page(
         sent=sent == "1",
         receipt_url=receipt_url,
         signin_url=signin_to_send(link) if link.senders == "signed_in" and sender is None else None,
+        activitypub_id=None if actor is None else actor["id"],
     )
     carry_renewal(page, sender, settings)
     if flashed is not None:  # shown once
