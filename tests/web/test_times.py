@@ -112,17 +112,35 @@ def test_the_receipt_shows_the_creators_time_in_the_senders_language(
         assert html.unescape(exact) == read_in_tokyo(at, language)
 
 
-def test_the_picker_saves_a_zone_and_refuses_an_unknown_one(browser: httpx.Client) -> None:
+def test_the_picker_saves_a_zone_and_refuses_an_unknown_one(
+    api: httpx.Client, browser: httpx.Client
+) -> None:
+    suggestions = api.get("/time-zones.json")  # what the page's field suggests, for anyone
+    assert ["Asia/Seoul", "Asia/Seoul (UTC+9)"] in suggestions.json()
+    assert suggestions.headers["cache-control"] == "public, max-age=3600"
+    assert "set-cookie" not in suggestions.headers
+    kept = api.get("/time-zones.json", headers={"If-None-Match": suggestions.headers["etag"]})
+    assert kept.status_code == 304
     page = browser.get("/dashboard/account").text
-    assert '<option value="Asia/Seoul" label="Asia/Seoul (UTC+9)">' in page  # a suggestion
+    assert "Asia/Seoul (UTC+9)" not in page  # the page carries none of the 419: its budget
 
     assert pick_zone(browser, "Asia/Seoul").status_code == 303
     assert zone_on_account_page(browser) == "Asia/Seoul"
 
-    for unknown in ("Asia/Atlantis", "seoul", "", "US/Eastern"):
+    for unknown in ("Asia/Atlantis", "atlantis", "", "US/Eastern"):
         refused = pick_zone(browser, unknown, language="ja")
         assert refused.status_code == 400, unknown
     assert zone_on_account_page(browser) == "Asia/Seoul"  # nothing changed
+
+
+@pytest.mark.parametrize(
+    ("typed", "zone"), [("tokyo", "Asia/Tokyo"), ("New York", "America/New_York")]
+)
+def test_without_the_suggestions_a_city_names_its_zone(
+    browser: httpx.Client, typed: str, zone: str
+) -> None:
+    assert pick_zone(browser, typed).status_code == 303
+    assert zone_on_account_page(browser) == zone
     assert 'lang="en"' in browser.get("/dashboard/account").text  # nor the language
 
 

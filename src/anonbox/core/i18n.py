@@ -186,15 +186,37 @@ def time_zone_choices() -> list[tuple[str, str]]:
 
 
 def valid_time_zone(name: str) -> str | None:
+    """The IANA zone ``name`` names, or None: its exact name, or what a person types without
+    the suggestions (no JavaScript): the name in any case, or its city alone with spaces
+    ("seoul", "New York", "tokyo" → Asia/Tokyo) where only one zone has that city."""
+    name = name.strip()
     if name == DEFAULT_TIME_ZONE:
         return name
-    if not name or len(name) > 64 or name not in time_zones():
+    if not name or len(name) > 64:
+        return None
+    found = name if name in time_zones() else _typed_zones().get(name.casefold().replace(" ", "_"))
+    if found is None:
         return None
     try:
-        ZoneInfo(name)
+        ZoneInfo(found)
     except (ZoneInfoNotFoundError, ValueError):
         return None
-    return name
+    return found
+
+
+@cache
+def _typed_zones() -> dict[str, str]:
+    """Each offered zone under its name and its city, case folded; a city two zones share
+    (none today, but the database may grow one) names neither."""
+    typed: dict[str, str] = {}
+    cities: dict[str, list[str]] = {}
+    for zone in time_zones():
+        typed[zone.casefold()] = zone
+        cities.setdefault(zone.rsplit("/", 1)[-1].casefold(), []).append(zone)
+    for city, zones in cities.items():
+        if len(zones) == 1:
+            typed.setdefault(city, zones[0])
+    return typed
 
 
 def _zone(name: str) -> tzinfo:
