@@ -277,3 +277,25 @@ def test_junk_accept_headers_are_never_a_server_error(pasted: Pasted, accept: st
         if answer.status_code == 200 and media_type != "text/html":
             assert media_type in ("application/activity+json", "application/ld+json")
             assert json.loads(answer.content)["id"] == id_
+
+
+def test_a_followers_only_answer_page_is_only_a_page(pasted: Pasted) -> None:
+    """A followers-only link's Notes are not served (item 3): its answer page does not
+    stand for one, though its send page still stands for the actor."""
+    api, server = pasted.api, pasted.server
+    creator = make_creator_in(server.database_url)
+    actor_url, _ = open_to_follows(server, api, creator)
+    closed = api.patch(
+        f"/links/{creator.link_id}",
+        json={"federation_visibility": "followers"},
+        headers=creator.headers,
+    )
+    assert closed.status_code == 200, closed.text
+    message_id = post_message(api, creator.link_id, "Secret?")
+    post_reply(api, creator, message_id, "Only for you")
+    page = api.get(answer_path(api, creator.link_id, message_id), headers={"Accept": MASTODON})
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert not _alternates(page.text)
+    send = api.get(f"/{creator.link_id}", headers={"Accept": MASTODON})
+    assert send.json()["id"] == actor_url
