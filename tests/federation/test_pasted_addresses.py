@@ -299,3 +299,23 @@ def test_a_followers_only_answer_page_is_only_a_page(pasted: Pasted) -> None:
     assert not _alternates(page.text)
     send = api.get(f"/{creator.link_id}", headers={"Accept": MASTODON})
     assert send.json()["id"] == actor_url
+
+
+def test_a_link_turned_off_is_only_a_page_again(pasted: Pasted) -> None:
+    """Followable, then its switch turned off (its actor said goodbye): its pages answer a
+    fediverse server with themselves, naming nothing, and never a 5xx."""
+    api, server = pasted.api, pasted.server
+    creator = make_creator_in(server.database_url)
+    actor_url, _ = open_to_follows(server, api, creator)
+    message_id = post_message(api, creator.link_id, "Still there?")
+    post_reply(api, creator, message_id, "Yes")
+    answer = answer_path(api, creator.link_id, message_id)
+    assert api.get(answer, headers={"Accept": MASTODON}).json()["type"] == "Note"
+    off = api.patch(f"/links/{creator.link_id}", json={"fediverse": False}, headers=creator.headers)
+    assert off.status_code == 200, off.text
+    for path in (f"/{creator.link_id}", answer):
+        page = api.get(path, headers={"Accept": MASTODON})
+        assert page.status_code == 200
+        assert page.headers["content-type"].startswith("text/html")
+        assert not _alternates(page.text)
+    assert api.get(actor_url, headers={"Accept": MASTODON}).status_code in (404, 410)
