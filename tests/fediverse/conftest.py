@@ -26,6 +26,34 @@ from tests.support.misskey import MisskeyServer, MisskeyUser
 from tests.support.signin import signed_in
 
 SESSION_COOKIE = "anonbox_session"
+# Each module that talks to the Misskey stand-in ends with this test, which type-checks
+# what the stand-in exchanged in the module's other tests (tests/support/misskey_types.py).
+MISSKEY_TYPES_TEST = "test_what_misskey_exchanged_is_misskeys_api"
+
+
+def _module_and_backend(item: pytest.Item) -> tuple[object, object]:
+    callspec = getattr(item, "callspec", None)
+    return item.path, callspec.params.get("backend") if callspec else None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Move each module's Misskey type check after the module's last other test on the
+    same database (after pytest's own grouping by fixture parameter, hence trylast): the
+    two halves of a module may run in different processes, each with its own stand-in,
+    and each half checks what its stand-in recorded."""
+    checks = [i for i in items if i.name.split("[", 1)[0] == MISSKEY_TYPES_TEST]
+    if not checks:
+        return
+    ordered = [i for i in items if i not in checks]
+    for check in checks:
+        group = _module_and_backend(check)
+        last = max(
+            (n for n, item in enumerate(ordered) if _module_and_backend(item) == group),
+            default=len(ordered) - 1,
+        )
+        ordered.insert(last + 1, check)
+    items[:] = ordered
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])

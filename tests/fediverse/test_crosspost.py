@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -25,6 +26,7 @@ from tests.server import Server
 from tests.support.forms import csrf_of
 from tests.support.mastodon import Mastodon, MastodonAccount
 from tests.support.misskey import MisskeyServer, MisskeyUser
+from tests.support.misskey_types import MIAUTH_CHECK, assert_types_hold
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -181,6 +183,29 @@ def test_a_refused_token_disconnects_the_account_and_tells_the_creator(
     assert_error(patch_link(api, creator, {"crosspost": "unlisted"}), 409, "no_fediverse_account")
 
 
+def test_a_token_misskey_refuses_disconnects_the_account_too(
+    anonbox: Server, misskey: MisskeyServer
+) -> None:
+    api = browser(anonbox)
+    creator, person = with_misskey(anonbox, misskey)
+    assert patch_link(api, creator, {"crosspost": "public"}).status_code == 200
+    # The person removes anonbox in their Misskey settings: its token is refused (401).
+    misskey.state.revoke_all(person)
+    message = post_message(api, creator.link_id, "Still linked?")
+
+    post_reply(api, creator, message, "No.")
+
+    def disconnected() -> bool:
+        items = api.get("/account/fediverse", headers=creator.headers).json()["data"]["items"]
+        return not items[0]["connected"]
+
+    wait_for(disconnected)
+    assert misskey.state.notes_of(person) == []
+    refused = [e for e in misskey.state.exchanges if e.status == 401]
+    assert refused, "the stand-in refused nothing"
+    assert all(e.response["error"]["code"] == "AUTHENTICATION_FAILED" for e in refused)
+
+
 def test_turning_posting_on_needs_a_linked_account(anonbox: Server) -> None:
     api = browser(anonbox)
     creator = new_creator(anonbox)
@@ -263,3 +288,14 @@ def test_the_link_settings_form_turns_posting_on_without_javascript(
     assert (link["crosspost"], link["crosspost_cw"]) == ("followers", "long answers")
     shown = page.get(f"/dashboard/links/{creator.link_id}/settings").text
     assert '<option value="followers" selected>' in shown
+
+
+# Last in the module (tests/fediverse/conftest.py moves it there), once per database.
+@pytest.mark.usefixtures("backend")
+def test_what_misskey_exchanged_is_misskeys_api(misskey: MisskeyServer, tmp_path: Path) -> None:
+    """What anonbox sent the Misskey stand-in in this module's tests (linking, the share
+    card's drive file, the note), and what the stand-in answered, type-check against
+    misskey-js's endpoint types."""
+    assert_types_hold(
+        misskey.state.exchanges, tmp_path, {MIAUTH_CHECK, "drive/files/create", "notes/create"}
+    )

@@ -5,8 +5,10 @@ Misskey stand-in), and the fediverse account as one more way into an anonbox acc
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.actions import assert_error
 from tests.conftest import Creator
@@ -25,6 +27,7 @@ from tests.fediverse.conftest import (
 from tests.server import Server
 from tests.support.mastodon import Mastodon
 from tests.support.misskey import MisskeyServer
+from tests.support.misskey_types import MIAUTH_CHECK, assert_types_hold
 
 
 def accounts_of(server: Server, headers: dict[str, str]) -> list[dict[str, object]]:
@@ -212,3 +215,12 @@ def test_a_miauth_the_person_did_not_allow_signs_nobody_in(
 
     assert back.status_code == 400, back.text
     assert "anonbox_session" not in back.cookies
+
+
+# Last in the module (tests/fediverse/conftest.py moves it there), once per database.
+@pytest.mark.usefixtures("backend")
+def test_what_misskey_exchanged_is_misskeys_api(misskey: MisskeyServer, tmp_path: Path) -> None:
+    """What anonbox sent the Misskey stand-in in this module's tests (signing in with
+    MiAuth), and what the stand-in answered, type-check against misskey-js's endpoint
+    types."""
+    assert_types_hold(misskey.state.exchanges, tmp_path, {MIAUTH_CHECK})

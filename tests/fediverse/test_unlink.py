@@ -19,6 +19,7 @@ import asyncio
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -32,6 +33,7 @@ from tests.support.forms import csrf_of
 from tests.support.http import loopback_client
 from tests.support.mastodon import Mastodon, MastodonAccount
 from tests.support.misskey import MisskeyServer
+from tests.support.misskey_types import MIAUTH_CHECK, assert_types_hold
 
 _HOP_BY_HOP = {"connection", "transfer-encoding", "keep-alive", "content-length", "host"}
 
@@ -231,3 +233,11 @@ def test_misskey_offers_no_revocation_and_the_account_goes_all_the_same(
     assert removed.status_code == 200, removed.text
     assert "Misskey lets no app revoke" in removed.json()["message"]
     assert _accounts(anonbox, creator) == []
+
+
+# Last in the module (tests/fediverse/conftest.py moves it there), once per database.
+@pytest.mark.usefixtures("backend")
+def test_what_misskey_exchanged_is_misskeys_api(misskey: MisskeyServer, tmp_path: Path) -> None:
+    """What anonbox sent the Misskey stand-in in this module's tests (linking and unlinking),
+    and what the stand-in answered, type-check against misskey-js's endpoint types."""
+    assert_types_hold(misskey.state.exchanges, tmp_path, {MIAUTH_CHECK})

@@ -15,13 +15,22 @@ what anonbox uses of it, and nothing more:
 A missing or unknown ``i`` is refused as Misskey refuses it: 401 with
 ``{"error": {"code": "AUTHENTICATION_FAILED", ...}}``. What the tests look at (the notes,
 the files, revoking a token) is in-process, not HTTP.
+
+Every ``/api/`` exchange is kept in ``exchanges`` (the body as it arrived from anonbox,
+the answer as sent), and the tests type-check them against npm ``misskey-js``'s endpoint
+types with ``tsc`` (``tests/support/misskey_types.py``): the answers are whole ``Note``,
+``DriveFile`` and ``UserDetailedNotMe`` objects and Misskey's error bodies, so that what
+anonbox sends and what it reads are held to Misskey's published API, not to this file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import secrets
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from email.parser import BytesParser
@@ -32,12 +41,115 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 from tests.server import free_port
 
+# Misskey's own error bodies (ApiCallService / ApiServerService): message, code, id, kind.
+AUTHENTICATION_FAILED = {
+    "message": "Authentication failed. Please ensure your token is correct.",
+    "code": "AUTHENTICATION_FAILED",
+    "id": "b0a7f5f8-dc2f-4171-b91f-de88ad238e14",
+    "kind": "client",
+}
+INVALID_PARAM = {
+    "message": "Invalid param.",
+    "code": "INVALID_PARAM",
+    "id": "3d81ceae-475f-4600-b2a8-2bc116157532",
+    "kind": "client",
+}
+FILE_REQUIRED = {
+    "message": "File required.",
+    "code": "FILE_REQUIRED",
+    "id": "4267801e-70d1-416a-b011-4ee502885d8b",
+    "kind": "client",
+}
+UNKNOWN_API_ENDPOINT = {
+    "message": "Unknown API endpoint.",
+    "code": "UNKNOWN_API_ENDPOINT",
+    "id": "2ca3b769-540a-4f08-9dd5-b5a825b6d0f1",
+    "kind": "client",
+}
+
+
+def _now() -> str:
+    """A Misskey date: ISO 8601 in UTC with milliseconds."""
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
+
 
 @dataclass
 class MisskeyUser:
     id: str
     username: str
     name: str
+    created_at: str = field(default_factory=_now)
+
+    def lite(self, url: str) -> dict[str, Any]:
+        """Misskey's ``UserLite`` of this person (a local user: ``host`` null)."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "username": self.username,
+            "host": None,
+            "avatarUrl": f"{url}/identicon/{self.id}",
+            "avatarBlurhash": None,
+            "avatarDecorations": [],
+            "isBot": False,
+            "isCat": False,
+            "emojis": {},
+            "onlineStatus": "unknown",
+        }
+
+    def detailed(self, url: str) -> dict[str, Any]:
+        """Misskey's ``UserDetailedNotMe`` (what ``/api/miauth/{session}/check`` packs)."""
+        return self.lite(url) | {
+            "url": None,
+            "uri": None,
+            "movedTo": None,
+            "alsoKnownAs": None,
+            "createdAt": self.created_at,
+            "updatedAt": None,
+            "lastFetchedAt": None,
+            "bannerUrl": None,
+            "bannerBlurhash": None,
+            "isLocked": False,
+            "isSilenced": False,
+            "isSuspended": False,
+            "description": None,
+            "location": None,
+            "birthday": None,
+            "lang": None,
+            "fields": [],
+            "verifiedLinks": [],
+            "followersCount": 0,
+            "followingCount": 0,
+            "notesCount": 0,
+            "pinnedNoteIds": [],
+            "pinnedNotes": [],
+            "pinnedPageId": None,
+            "pinnedPage": None,
+            "publicReactions": True,
+            "followingVisibility": "public",
+            "followersVisibility": "public",
+            "chatScope": "mutual",
+            "canChat": False,
+            "roles": [],
+            "memo": None,
+        }
+
+
+@dataclass
+class Exchange:
+    """One ``/api/`` request as the stand-in received it and its answer as sent.
+
+    ``request`` is the JSON body, or a multipart body's fields as the JSON object
+    misskey-js would have been given (a file part as ``{"$blob": {"size", "type"}}``).
+    ``misskey`` is false for an answer Misskey itself never gives (the 503 of a proxy in
+    front of a restarting server): its request is type-checked, the answer is not."""
+
+    endpoint: str
+    status: int
+    request: dict[str, Any]
+    response: Any
+    test: str
+    misskey: bool = True
 
 
 @dataclass
@@ -46,6 +158,8 @@ class _Session:
     permission: list[str]
     user: MisskeyUser | None = None
     token: str | None = None
+    # Misskey hands a session's token out once (``fetched``), then answers ``ok: false``.
+    fetched: bool = False
 
 
 @dataclass
@@ -59,6 +173,7 @@ class MisskeyStandIn:
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
     file_bytes: dict[str, bytes] = field(default_factory=dict)
     notes: list[dict[str, Any]] = field(default_factory=list)
+    exchanges: list[Exchange] = field(default_factory=list)
     # The next this many notes/create answer 503, as a server restarting does.
     unavailable: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -105,18 +220,6 @@ def _handler(state: MisskeyStandIn) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def _refuse(self) -> None:
-            self._send(
-                401,
-                {
-                    "error": {
-                        "message": "Authentication failed. Please ensure your token is correct.",
-                        "code": "AUTHENTICATION_FAILED",
-                        "id": "b0a7f5f8-dc2f-4171-b91f-de88ad238e14",
-                    }
-                },
-            )
-
         def do_GET(self) -> None:
             path = urlsplit(self.path).path
             if path == "/.well-known/nodeinfo":
@@ -143,7 +246,7 @@ def _handler(state: MisskeyStandIn) -> type[BaseHTTPRequestHandler]:
             else:
                 self._send(404, {"error": {"code": "NO_SUCH_ENDPOINT"}})
 
-        def _body(self) -> tuple[dict[str, Any], dict[str, bytes]]:
+        def _body(self) -> tuple[dict[str, Any], dict[str, tuple[bytes, str]]]:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
             kind = self.headers.get("Content-Type", "")
@@ -152,12 +255,13 @@ def _handler(state: MisskeyStandIn) -> type[BaseHTTPRequestHandler]:
                     f"Content-Type: {kind}\r\n\r\n".encode() + raw
                 )
                 fields: dict[str, Any] = {}
-                files: dict[str, bytes] = {}
+                files: dict[str, tuple[bytes, str]] = {}
                 for part in message.iter_parts():
                     name = part.get_param("name", header="content-disposition")
-                    payload = part.get_payload(decode=True) or b""
+                    decoded = part.get_payload(decode=True)
+                    payload = decoded if isinstance(decoded, bytes) else b""
                     if part.get_filename():
-                        files[str(name)] = payload
+                        files[str(name)] = (payload, part.get_content_type())
                     else:
                         fields[str(name)] = payload.decode()
                 return fields, files
@@ -166,77 +270,132 @@ def _handler(state: MisskeyStandIn) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             path = urlsplit(self.path).path
             body, files = self._body()
-            if path.startswith("/api/miauth/") and path.endswith("/check"):
-                session = state.sessions.get(path.split("/")[3])
-                if session is None or session.user is None or session.token is None:
-                    self._send(200, {"ok": False})
-                    return
-                with state.lock:
-                    state.tokens[session.token] = session.user
-                user = session.user
-                self._send(
-                    200,
-                    {
-                        "ok": True,
-                        "token": session.token,
-                        "user": {
-                            "id": user.id,
-                            "username": user.username,
-                            "name": user.name,
-                            "host": None,
-                        },
-                    },
+            status, answer, from_misskey = _answer(state, path, body, files)
+            request = dict(body) | {
+                name: {"$blob": {"size": len(data), "type": kind}}
+                for name, (data, kind) in files.items()
+            }
+            endpoint = path.removeprefix("/api/")
+            if endpoint.startswith("miauth/") and endpoint.endswith("/check"):
+                endpoint = "miauth/{session}/check"
+            with state.lock:
+                state.exchanges.append(
+                    Exchange(
+                        endpoint=endpoint,
+                        status=status,
+                        request=request,
+                        response=answer,
+                        test=_current_test(),
+                        misskey=from_misskey,
+                    )
                 )
-                return
-            user = state.tokens.get(str(body.get("i", "")))
-            if path == "/api/drive/files/create":
-                if user is None:
-                    self._refuse()
-                    return
-                if "file" not in files:
-                    self._send(400, {"error": {"code": "INVALID_PARAM"}})
-                    return
-                file_id = uuid.uuid4().hex[:10]
-                drive = {
-                    "id": file_id,
-                    "name": body.get("name", "file"),
-                    "type": "image/png",
-                    "comment": body.get("comment"),
-                    "size": len(files["file"]),
-                    "userId": user.id,
-                    "url": f"{state.url}/files/{file_id}",
-                }
-                state.files[file_id] = drive
-                state.file_bytes[file_id] = files["file"]
-                self._send(200, drive)
-            elif path == "/api/notes/create":
-                if user is None:
-                    self._refuse()
-                    return
-                with state.lock:
-                    down = state.unavailable > 0
-                    state.unavailable -= 1 if down else 0
-                if down:
-                    self._send(503, {"error": {"code": "INTERNAL_ERROR"}})
-                    return
-                if body.get("visibility") not in ("public", "home", "followers", "specified"):
-                    self._send(400, {"error": {"code": "INVALID_PARAM"}})
-                    return
-                note = {
-                    "id": uuid.uuid4().hex[:10],
-                    "userId": user.id,
-                    "text": body.get("text"),
-                    "cw": body.get("cw"),
-                    "visibility": body["visibility"],
-                    "fileIds": list(body.get("fileIds") or []),
-                    "files": [state.files[f] for f in body.get("fileIds") or []],
-                }
-                state.notes.append(note)
-                self._send(200, {"createdNote": note})
-            else:
-                self._send(404, {"error": {"code": "NO_SUCH_ENDPOINT"}})
+            self._send(status, answer)
 
     return Handler
+
+
+def _current_test() -> str:
+    """The test running now, by its node id (without xdist's group and pytest's phase)."""
+    running = os.environ.get("PYTEST_CURRENT_TEST", "")
+    return running.rsplit(" (", 1)[0].split("@", 1)[0]
+
+
+def _answer(
+    state: MisskeyStandIn,
+    path: str,
+    body: dict[str, Any],
+    files: dict[str, tuple[bytes, str]],
+) -> tuple[int, Any, bool]:
+    """Misskey's answer to ``POST path``: status, JSON body, and whether Misskey gives it."""
+    if path.startswith("/api/miauth/") and path.endswith("/check"):
+        session = state.sessions.get(path.split("/")[3])
+        with state.lock:
+            if session is None or session.user is None or session.token is None or session.fetched:
+                return 200, {"ok": False}, True
+            session.fetched = True
+            state.tokens[session.token] = session.user
+        return (
+            200,
+            {"ok": True, "token": session.token, "user": session.user.detailed(state.url)},
+            True,
+        )
+    user = state.tokens.get(str(body.get("i", "")))
+    if path == "/api/drive/files/create":
+        if user is None:
+            return 401, {"error": AUTHENTICATION_FAILED}, True
+        if "file" not in files:
+            return 400, {"error": FILE_REQUIRED}, True
+        data, kind = files["file"]
+        file_id = uuid.uuid4().hex[:10]
+        # A PNG's size is in its IHDR chunk, which Misskey reads into ``properties``.
+        width, height = int.from_bytes(data[16:20]), int.from_bytes(data[20:24])
+        drive = {
+            "id": file_id,
+            "createdAt": _now(),
+            "name": body.get("name") or "untitled",
+            "type": kind,
+            "md5": hashlib.md5(data, usedforsecurity=False).hexdigest(),
+            "size": len(data),
+            "isSensitive": False,
+            "blurhash": None,
+            "properties": {"width": width, "height": height},
+            "url": f"{state.url}/files/{file_id}",
+            "thumbnailUrl": None,
+            "comment": body.get("comment"),
+            "folderId": None,
+            "folder": None,
+            "userId": user.id,
+            "user": None,
+        }
+        with state.lock:
+            state.files[file_id] = drive
+            state.file_bytes[file_id] = data
+        return 200, drive, True
+    if path == "/api/notes/create":
+        if user is None:
+            return 401, {"error": AUTHENTICATION_FAILED}, True
+        with state.lock:
+            down = state.unavailable > 0
+            state.unavailable -= 1 if down else 0
+        if down:
+            # What the proxy in front of a restarting Misskey answers, not Misskey.
+            return 503, {"error": {"code": "SERVICE_UNAVAILABLE"}}, False
+        visibility = body.get("visibility", "public")
+        if visibility not in ("public", "home", "followers", "specified"):
+            reason = {
+                "param": "#/properties/visibility/enum",
+                "reason": "must be equal to one of the allowed values",
+            }
+            return 400, {"error": INVALID_PARAM | {"info": reason}}, True
+        file_ids = [str(f) for f in body.get("fileIds") or []]
+        note = {
+            "id": uuid.uuid4().hex[:10],
+            "createdAt": _now(),
+            "text": body.get("text"),
+            "cw": body.get("cw"),
+            "userId": user.id,
+            "user": user.lite(state.url),
+            "replyId": None,
+            "renoteId": None,
+            "visibility": visibility,
+            "mentions": [],
+            "fileIds": file_ids,
+            "files": [state.files[f] for f in file_ids if f in state.files],
+            "tags": [],
+            "poll": None,
+            "emojis": {},
+            "localOnly": False,
+            "reactionAcceptance": None,
+            "reactionEmojis": {},
+            "reactions": {},
+            "reactionCount": 0,
+            "renoteCount": 0,
+            "repliesCount": 0,
+        }
+        with state.lock:
+            state.notes.append(note)
+        return 200, {"createdNote": note}, True
+    return 404, {"error": UNKNOWN_API_ENDPOINT}, True
 
 
 class MisskeyServer:
