@@ -98,7 +98,8 @@ def install() -> None:
         if _installed():
             return
         done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+            # Dev dependencies even where NODE_ENV=production would leave them out.
+            [npm, "ci", "--include=dev", "--no-audit", "--no-fund", "--loglevel=error"],
             cwd=PACKAGE,
             capture_output=True,
             text=True,
