@@ -169,6 +169,17 @@ def test_a_message_is_read_when_it_is_opened_not_when_the_list_shows_it(
     expect(page.locator("#mark-all-read")).to_be_hidden()
     assert page.title() == "Inbox · anonbox"
 
+    # One arrives while the page is open: shown live, unread, and "Mark all as read"
+    # (back again) reads it too, since the page showed it.
+    with loopback_client(base_url=world.server.url, timeout=30) as api:
+        post_from(api, account.creator.link_id, "Arrived while you were looking?", 7)
+    expect(unread_rows).to_have_count(1)
+    expect(page.locator("#unread-count")).to_have_text("1")
+    page.get_by_role("button", name="Mark all as read").click()
+    expect(page.locator("#done")).to_have_text("All marked as read.")
+    expect(page.locator("#unread-count")).to_have_text("0")
+    expect(unread_rows).to_have_count(0)
+
 
 def test_without_javascript_the_filter_and_the_search_are_plain_gets(
     world: World, new_context: Callable[..., BrowserContext], screenshot: Screenshot
