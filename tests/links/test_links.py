@@ -29,6 +29,7 @@ LINK_SETTINGS = {
     "crosspost",
     "crosspost_cw",
     "fediverse",
+    "fediverse_discoverable",
     "senders",
     "language",
     "card_theme",
