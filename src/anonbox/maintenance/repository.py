@@ -40,6 +40,8 @@ def driver_errors() -> Iterator[None]:
         yield
     except sqlite3.Error as exc:
         raise DriverRefused(f"SQLite: {exc}") from exc
+    except UnicodeDecodeError as exc:  # a damaged page read as text
+        raise DriverRefused(f"SQLite: text that is not UTF-8 ({exc.reason})") from exc
     except (asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
         raise DriverRefused(f"PostgreSQL: {exc}") from exc
 
@@ -91,6 +93,8 @@ class SQLiteSide:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
             raise MaintenanceError(f"{path} is not an SQLite database ({exc})") from exc
+        except UnicodeDecodeError as exc:  # its schema's text is junk: a damaged page
+            raise MaintenanceError(f"{path} has text that is not UTF-8 ({exc.reason})") from exc
         return cls(conn, path)
 
     @classmethod
@@ -207,7 +211,7 @@ class SQLiteSide:
                 f"{r[0]} row {r[1]} points to a missing {r[2]}"
                 for r in self._conn.execute("PRAGMA foreign_key_check")
             ]
-        except sqlite3.DatabaseError as exc:  # too damaged to check
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # too damaged to check
             return [str(exc)]
 
     # A backup file's description of itself.
