@@ -183,8 +183,9 @@ def test_discovery_finds_followable_links_only_and_never_the_e_mail(
     )
     assert off.status_code == 200
     assert off.json()["data"]["fediverse"] is False
-    assert_error(api.get("/.well-known/webfinger", params={"resource": resource}), 404)
-    assert_error(api.get(actor_url, headers=AP), 404)
+    # Its actor said goodbye: gone (410), not missing (test_goodbye.py).
+    assert_error(api.get("/.well-known/webfinger", params={"resource": resource}), 410, "gone")
+    assert api.get(actor_url, headers=AP).status_code == 410
     index = api.get("/.well-known/nodeinfo").json()
     document = api.get(index["links"][0]["href"].removeprefix(federating.url)).json()
     assert document["software"]["name"] == "anonbox"
@@ -236,7 +237,7 @@ def test_the_settings_form_turns_following_on_and_off_without_javascript(
         )
         saved = browser.post(page_path, data=form)  # unticked
         assert saved.status_code == 303
-        assert browser.get(f"/ap/links/{link_id}", headers=AP).status_code == 404
+        assert browser.get(f"/ap/links/{link_id}", headers=AP).status_code == 410  # goodbye
     finally:
         browser.close()
 

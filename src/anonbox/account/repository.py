@@ -252,6 +252,12 @@ _ERASE_REST = (
     # Linked Mastodon and Misskey accounts, their tokens and their posts' deliveries.
     "DELETE FROM fediverse_accounts WHERE user_id = $1",
     "DELETE FROM fediverse_signins WHERE user_id = $1",
+    # A followable link's actor outlives its link until it has said goodbye (federation's
+    # chore sends it, then forgets the actor): what its followers were told (the name and
+    # prompt) and the account's deliveries go now; its goodbye is not sent as the account's.
+    "UPDATE federation_actors SET told_state = NULL"
+    " WHERE link_id IN (SELECT id FROM links WHERE user_id = $1)",
+    "DELETE FROM federation_deliveries WHERE user_id = $1",
     "DELETE FROM links WHERE user_id = $1",  # messages, replies, drops, idempotency records
     "DELETE FROM blocks WHERE user_id = $1",
     "DELETE FROM muted_words WHERE user_id = $1",

@@ -73,7 +73,7 @@ async def private_key(conn: Connection, link_id: str) -> str | None:
     row = await conn.fetchrow(
         "SELECT private_key FROM federation_actors WHERE link_id = $1", link_id
     )
-    return None if row is None else str(row["private_key"])
+    return None if row is None or not row["private_key"] else str(row["private_key"])
 
 
 async def changed_actors(conn: Connection, shape: str, limit: int = 100) -> Sequence[Row]:

@@ -32,6 +32,7 @@ from anonbox.core.paths import LinkId, RowId
 from anonbox.federation import activities, negotiation, service
 from anonbox.federation.activities import ACTIVITY_JSON
 from anonbox.federation.dependencies import FederationDep
+from anonbox.federation.goodbye.service import ActorGone
 from anonbox.federation.schemas import (
     DOMAIN_PATTERN,
     BlockedDomain,
@@ -51,6 +52,16 @@ def _document(body: dict[str, Any], media_type: str = ACTIVITY_JSON) -> Response
     return Response(
         content=msgspec.json.encode(body),
         media_type=media_type,
+        headers={"Cache-Control": "max-age=60", "Vary": "Accept"},
+    )
+
+
+def _tombstone(id_: str, former_type: str, gone: ActorGone) -> Response[bytes]:
+    """A gone actor's or Note's answer: 410 with a Tombstone (ActivityPub §7.4)."""
+    return Response(
+        content=msgspec.json.encode(activities.tombstone(id_, former_type, gone.deleted)),
+        status_code=410,
+        media_type=ACTIVITY_JSON,
         headers={"Cache-Control": "max-age=60", "Vary": "Accept"},
     )
 
@@ -79,8 +90,13 @@ async def nodeinfo(db: DB, federation: FederationDep) -> Response[bytes]:
 async def actor(
     request: AnyRequest, link_id: LinkId, db: DB, federation: FederationDep
 ) -> Response[Any]:
-    found = await service.actor(db, federation, link_id)
     kind = negotiation.activitypub_type(request.headers.get("accept"), page=False)
+    try:
+        found = await service.actor(db, federation, link_id)
+    except ActorGone as gone:  # 410; a person is shown the page, which says what it is
+        if kind is None:
+            return Redirect(path=federation.site.page(link_id), headers={"Vary": "Accept"})
+        return _tombstone(federation.site.actor(link_id), activities.ACTOR_TYPE, gone)
     if kind is None:  # a person who opened the address: the link's page
         return Redirect(path=found["url"], status_code=302, headers={"Vary": "Accept"})
     return _document(found, kind)
@@ -175,7 +191,10 @@ async def followers(link_id: LinkId, db: DB, federation: FederationDep) -> Respo
 async def answer(
     link_id: LinkId, reply_id: RowId, db: DB, federation: FederationDep
 ) -> Response[bytes]:
-    return _document(await service.note(db, federation, link_id, reply_id))
+    try:
+        return _document(await service.note(db, federation, link_id, reply_id))
+    except ActorGone as gone:
+        return _tombstone(federation.site.answer(link_id, reply_id), "Note", gone)
 
 
 @get(

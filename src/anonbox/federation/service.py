@@ -42,6 +42,7 @@ from anonbox.core.ids import new_ulid
 from anonbox.core.settings import Settings
 from anonbox.federation import activities, keys, peerjson, remote, repository, signatures
 from anonbox.federation.activities import Profile, Site
+from anonbox.federation.goodbye import service as goodbye
 from anonbox.federation.notes import service as notes
 from anonbox.federation.schemas import DOMAIN_PATTERN, BlockedDomain, BlockedDomainList
 
@@ -100,7 +101,9 @@ def _profile(row: Row) -> Profile:
 
 async def followable(conn: Connection, link_id: str) -> Row:
     row = await repository.profile(conn, link_id)
-    if row is None or not row["fediverse"] or row["public_key"] is None or row["disabled"]:
+    if row is None or not row["fediverse"] or not row["public_key"] or row["disabled"]:
+        if row is None or not row["disabled"]:  # in its grace period an account may return
+            await goodbye.raise_if_gone(conn, link_id)
         raise NotFound(NOT_FOLLOWABLE)
     return row
 
@@ -115,6 +118,7 @@ async def make_followable(db: Database, settings: Settings | None, *, link_id: s
             "This site does not federate: it needs ANONBOX_PUBLIC_URL, and federation on"
         )
     if await repository.has_actor(db, link_id):
+        await goodbye.start_afresh(db, link_id)  # if it said goodbye: a new key, no followers
         return
     private, public = await asyncio.to_thread(signatures.generate_key_pair)
     row = await repository.profile(db, link_id)
