@@ -144,6 +144,15 @@ def _assert_gone(server: Server, api: httpx.Client, actor_url: str, note_url: st
         headers={"Content-Type": "application/activity+json"},
     )
     assert posted.status_code == 410, posted.text
+    # The shared inbox is not gone: a peer must not take a 410 there for all our actors.
+    shared = api.post(
+        "/ap/inbox",
+        content=b'{"type":"Follow","actor":"http://127.0.0.1:9/users/x","object":"'
+        + actor_url.encode()
+        + b'"}',
+        headers={"Content-Type": "application/activity+json"},
+    )
+    assert shared.status_code == 202, shared.text
 
 
 def test_deleting_a_link_sends_one_verified_delete_per_server_then_answers_410(

@@ -305,7 +305,10 @@ async def receive_shared(
     link_id = _addressed(site, _activity(body))
     if link_id is None:
         return "Ignored"
-    return await receive(db, fed, link_id=link_id, target=target, headers=headers, body=body)
+    try:
+        return await receive(db, fed, link_id=link_id, target=target, headers=headers, body=body)
+    except goodbye.ActorGone:  # the link's inbox is gone, not this one: no 410 here
+        return "Ignored"
 
 
 async def _follow(
