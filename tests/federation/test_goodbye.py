@@ -132,7 +132,7 @@ def _assert_gone(server: Server, api: httpx.Client, actor_url: str, note_url: st
         assert note.status_code == 410, note.text
         assert note.json()["type"] == "Tombstone"
         assert (note.json()["id"], note.json()["formerType"]) == (note_url, "Note")
-    for collection in ("outbox", "followers"):
+    for collection in ("outbox", "followers", "featured"):
         assert api.get(f"{actor_url}/{collection}", headers=AP).status_code == 410
     link_id = actor_url.rsplit("/", 1)[1]
     host = server.url.removeprefix("http://")
