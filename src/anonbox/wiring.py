@@ -56,6 +56,7 @@ from anonbox.safety.gate import Gate
 from anonbox.safety.senders import SenderKeys
 from anonbox.safety.service import MoveMuted
 from anonbox.web.cards.cache import CardCache
+from anonbox.web.infra.page_cache import PAGES
 from anonbox.web.pages.share_card import answer_cards
 
 
@@ -178,6 +179,7 @@ async def started(settings: Settings, metrics: Metrics | None) -> AsyncIterator[
     if metrics is not None:
         metrics.watch_database(db.stats)
         metrics.watch("cards", "Share cards", parts.cards.stats)
+        metrics.watch("pages", "Public pages kept per content version", PAGES.stats)
         metrics.watch("live", "Live updates", hub.stats)
         metrics.watch("credentials", "Proven credentials", proven_credentials.stats)
         for part, title, stats in parts.worker.stats():

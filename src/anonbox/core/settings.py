@@ -43,6 +43,9 @@ class Settings:
     # Off only to measure what durability costs (make bench): a 201 could then be lost
     # with the machine's power. Refused outside development.
     durable_commits: bool = True
+    # The public pages' rendered bytes kept per content version (web.infra.page_cache): off
+    # only to measure what rendering costs (make bench's "cache off" run).
+    page_cache: bool = True
     limit_sender_per_link: Limit = field(default=Limit("sender_link", 10, 60))
     limit_sender: Limit = field(default=Limit("sender", 60, 600))
     # Past either of these a link (or the whole service) is under a flood: new posts then
@@ -323,6 +326,7 @@ class Settings:
             redis_url=env.get("ANONBOX_REDIS_URL") or None,
             rate_limit_fail_open=fail_open == "open",
             durable_commits=durable == "true",
+            page_cache=env.get("ANONBOX_PAGE_CACHE", "true").lower() != "false",
             limit_sender_per_link=limit(
                 "ANONBOX_LIMIT_SENDER_LINK", defaults.limit_sender_per_link
             ),

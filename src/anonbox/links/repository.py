@@ -104,6 +104,13 @@ async def public_link(conn: Connection, link_id: str) -> Row | None:
     )
 
 
+async def content_version(conn: Connection, link_id: str) -> Row | None:
+    """What the public pages' cache is keyed by (migration 0036's triggers move it)."""
+    return await conn.fetchrow(
+        "SELECT content_version, paused_until FROM links WHERE id = $1", link_id
+    )
+
+
 async def creator_time_zone(conn: Connection, link_id: str) -> str | None:
     row = await conn.fetchrow(
         "SELECT u.time_zone FROM links l JOIN users u ON u.id = l.user_id WHERE l.id = $1",

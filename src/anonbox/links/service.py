@@ -174,6 +174,13 @@ async def pause_end(db: Database, *, link_id: str) -> int | None:
     return await repository.paused_until(db, link_id)
 
 
+async def content_version(db: Database, *, link_id: str) -> tuple[int, int | None] | None:
+    """The link's content version and its pause's end (None: no such link). The version
+    moves, in the same transaction, with anything its public pages show (migration 0036)."""
+    row = await repository.content_version(db, link_id)
+    return None if row is None else (int(row["content_version"]), row["paused_until"])
+
+
 async def creator_time_zone(db: Database, *, link_id: str) -> str | None:
     """The time zone the link's creator reads times in (None: not chosen, or no such link),
     which the link's pages show times in to everyone (docs/decisions.md, issue 41)."""

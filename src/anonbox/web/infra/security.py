@@ -2,7 +2,10 @@
 and CSRF protection for form posts.
 
 CSRF: a random nonce lives in an HttpOnly, SameSite=Strict cookie. An anonymous form
-(the send page, the sign-in form) carries the nonce itself (double submit). A signed-in
+(the sign-in form) carries the nonce itself (double submit). The anonymous send form
+carries nothing, so that its page is the same for every visitor and may be cached
+(issue 43): its post is refused when the browser says it comes from another site
+(``checked_origin``). A signed-in
 browser's forms carry HMAC(secret key, session id, nonce) instead, so a token is good
 only for the sign-in session it was shown to: not in another creator's session, not
 from before sign-in, not after signing out and in again. A cross-site form can neither
@@ -133,9 +136,20 @@ def _netloc(origin: str) -> str | None:
         return None
 
 
-def check_csrf(request: AnyRequest, submitted: str | None, session_id: str | None = None) -> None:
-    """Refuse a form post that did not come from one of our own pages (for ``session_id``,
-    from a page shown in that sign-in session)."""
+async def checked_origin(request: AnyRequest) -> FormMultiDict:
+    """The posted form of a page that is the same for everyone and so carries no token (the
+    anonymous send form: issue 43), once its origin is checked: a post the browser says
+    came from another site is refused. A post that says nothing of where it comes from (no
+    ``Sec-Fetch-Site``, no ``Origin``: a browser older than 2020, or no browser) is taken:
+    what it can do, anyone can do without a browser (docs/decisions.md, issue 43)."""
+    _check_origin(request)
+    try:
+        return await request.form()
+    except (ValueError, LookupError) as exc:  # a part not in its charset, or no such charset
+        raise BadRequest("The form could not be read: send it as UTF-8") from exc
+
+
+def _check_origin(request: AnyRequest) -> None:
     site = request.headers.get("sec-fetch-site")
     if site is not None and site not in {"same-origin", "none"}:
         raise Forbidden("This form was sent from another site")
@@ -143,6 +157,12 @@ def check_csrf(request: AnyRequest, submitted: str | None, session_id: str | Non
     # "null" is what a sandboxed frame or a file sends: never one of our own pages.
     if origin and (origin == "null" or _netloc(origin) != request.headers.get("host")):
         raise Forbidden("This form was sent from another site")
+
+
+def check_csrf(request: AnyRequest, submitted: str | None, session_id: str | None = None) -> None:
+    """Refuse a form post that did not come from one of our own pages (for ``session_id``,
+    from a page shown in that sign-in session)."""
+    _check_origin(request)
     nonce = _nonce(request)
     if nonce is not None and session_id is not None:
         expected: str | None = _bound(nonce, session_id, request.app.state.settings)

@@ -19,11 +19,13 @@ from anonbox.core.dependencies import AppSettings, PublicDB
 from anonbox.core.envelope import AnyRequest
 from anonbox.core.errors import Gone, NotFound
 from anonbox.core.exception_handlers import handle_anonbox_error, handle_http_exception
-from anonbox.core.i18n import _
+from anonbox.core.i18n import _, current_language
 from anonbox.core.requests import prefers_html
 from anonbox.federation import negotiation
 from anonbox.federation.dependencies import FederationDep
+from anonbox.links import service as links
 from anonbox.messages.answers import service as answers
+from anonbox.web.infra import page_cache
 from anonbox.web.infra.locale import in_creator_zone
 from anonbox.web.infra.routing import error_page, site_url
 from anonbox.web.pages import previews
@@ -56,6 +58,43 @@ async def answer_page(
     federation: FederationDep,
 ) -> Response[Any]:
     db = public_db  # anyone's reads: a replica's when there is one (core.replicas)
+    activitypub = negotiation.activitypub_type(request.headers.get("accept"), page=True)
+    # The page as everyone gets it (but for its language): kept per content version,
+    # conditional, public for shared caches (web.infra.page_cache). A fediverse server's
+    # request is answered below (the Note while the link is followable).
+    version = None if activitypub else await links.content_version(db, link_id=link_id)
+    if version is not None:
+        site = site_url(request, settings)
+        key = ("answer", link_id, answer_id, version[0], current_language(), site)
+
+        async def render() -> bytes | Response[Any]:
+            shown = await _answer(request, db, settings, federation, link_id, answer_id, None)
+            if isinstance(shown, Response):
+                return shown
+            return page_cache.render_template(request, "answer.html", shown)
+
+        return await page_cache.public_page(request, key, render, vary="Accept")
+    shown = await _answer(request, db, settings, federation, link_id, answer_id, activitypub)
+    if isinstance(shown, Response):
+        return shown
+    return Template(
+        template_name="answer.html",
+        context=shown,
+        headers={"Cache-Control": page_cache.PUBLIC, "Vary": "Accept"},
+    )
+
+
+async def _answer(
+    request: AnyRequest,
+    db: PublicDB,
+    settings: AppSettings,
+    federation: FederationDep,
+    link_id: str,
+    answer_id: str,
+    activitypub: str | None,
+) -> Response[Any] | dict[str, Any]:
+    """The page's context; or what to answer instead: a 404 or 410 page, or the answer's
+    Note for a fediverse server (``activitypub``: the type it asked for)."""
     link = await public_link(db, link_id)
     if isinstance(link, NotFound):
         return not_found(request, link)
@@ -67,34 +106,26 @@ async def answer_page(
     # first reply's: the replies come newest first).
     oldest_first = [reply.reply_message_id for reply in reversed(answer.replies)]
     note = await negotiation.note_of(db, federation, link.id, oldest_first)
-    if note is not None and (
-        kind := negotiation.activitypub_type(request.headers.get("accept"), page=True)
-    ):
-        return negotiation.document(note, kind)
+    if note is not None and activitypub:
+        return negotiation.document(note, activitypub)
     await in_creator_zone(db, link.id)  # times as the creator reads them
     site = site_url(request, settings)
     path = answer_path(link.id, answer.answer_id)
     question = answer.message.message_content
-    return Template(
-        template_name="answer.html",
-        context={
-            "link": link,
-            "name": shown_name(link),
-            "answer": answer,
-            # Oldest first, as a conversation reads (the service gives the newest first).
-            "replies": list(reversed(answer.replies)),
-            "url": site + path,
-            "card": path + "/card.png",
-            "preview": previews.answer_page(
-                site, link, answer.answer_id, question, answer.replies[0].message_content
-            ),
-            # Its ActivityPub face (<link rel="alternate">), while the link is followable.
-            "activitypub_id": None if note is None else note["id"],
-        },
-        # The same for everyone (but for its language, ``Vary``), yet asked again each
-        # time: a removed answer must stop showing at once, to its creator first.
-        headers={"Cache-Control": "no-cache", "Vary": "Accept"},
-    )
+    return {
+        "link": link,
+        "name": shown_name(link),
+        "answer": answer,
+        # Oldest first, as a conversation reads (the service gives the newest first).
+        "replies": list(reversed(answer.replies)),
+        "url": site + path,
+        "card": path + "/card.png",
+        "preview": previews.answer_page(
+            site, link, answer.answer_id, question, answer.replies[0].message_content
+        ),
+        # Its ActivityPub face (<link rel="alternate">), while the link is followable.
+        "activitypub_id": None if note is None else note["id"],
+    }
 
 
 ROUTES: list[ControllerRouterHandler] = [answer_page]

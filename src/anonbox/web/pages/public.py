@@ -25,7 +25,7 @@ from anonbox.core.dependencies import DB, AppSettings, PublicDB
 from anonbox.core.envelope import AnyRequest
 from anonbox.core.errors import Gone, NotFound, RateLimited, ValidationFailed
 from anonbox.core.exception_handlers import handle_anonbox_error, handle_http_exception
-from anonbox.core.i18n import N_, _, ngettext
+from anonbox.core.i18n import N_, _, current_language, ngettext
 from anonbox.core.paths import Cursor
 from anonbox.core.requests import prefers_html
 from anonbox.core.settings import Settings
@@ -43,13 +43,15 @@ from anonbox.messages.schemas import InboxItem, ReplyOut
 from anonbox.receipts import service as receipts
 from anonbox.receipts.schemas import RECEIPT_DAYS, ReceiptLink
 from anonbox.safety.flood import ProofOfWorkRequired
+from anonbox.web.infra import page_cache
 from anonbox.web.infra.locale import in_creator_zone
 from anonbox.web.infra.routing import error_page, readable, site_url
 from anonbox.web.infra.security import (
     CSRF_FIELD,
     checked_form,
+    checked_origin,
     cookie_name,
-    csrf_token,
+    session_csrf_token,
     set_csrf_cookie,
 )
 from anonbox.web.infra.session import Browser, browser_session, carry_renewal
@@ -193,44 +195,84 @@ async def _send_page(
     receipt_url: str | None = None,
     signin_url: str | None = None,
     activitypub_id: str | None = None,
+    sender: Browser | None = None,
 ) -> Template:
-    token, new = csrf_token(request)
+    """The page for one visitor (a post's answer, a signed-in sender's page): private."""
+    token, new = (
+        session_csrf_token(request, sender.principal.credential_id)
+        if sender is not None
+        else (None, None)
+    )
+    page = Template(
+        template_name="public.html",
+        context={
+            **await _send_context(
+                request,
+                db,
+                settings,
+                link,
+                cursor=cursor,
+                text=text,
+                error=error,
+                sent=sent,
+                receipt_url=receipt_url,
+                signin_url=signin_url,
+                activitypub_id=activitypub_id,
+            ),
+            "csrf_token": token,
+        },
+        status_code=status_code,
+        headers={"Cache-Control": page_cache.PRIVATE, "Vary": "Accept"},
+    )
+    if new:
+        set_csrf_cookie(page, new, settings)
+    return page
+
+
+async def _send_context(
+    request: AnyRequest,
+    db: DB,
+    settings: Settings,
+    link: PublicLink,
+    *,
+    cursor: str | None = None,
+    text: str = "",
+    error: str | None = None,
+    sent: bool = False,
+    receipt_url: str | None = None,
+    signin_url: str | None = None,
+    activitypub_id: str | None = None,
+) -> dict[str, Any]:
+    """What the send page shows. With none of the per-visitor arguments, the same for every
+    visitor in one language: no CSRF token (the form's post is checked by its origin)."""
     answers, next_cursor = await _answers(db, link.id, cursor)
     # A timed pause says when it ends (an open-ended one only that the link is paused); an
     # end just passed, not yet resumed by the chore (links.service.RESUME_SECONDS), none.
     until = await links.pause_end(db, link_id=link.id) if link.paused else None
     await in_creator_zone(db, link.id)  # times as the creator reads them
     name = shown_name(link)
-    page = Template(
-        template_name="public.html",
-        context={
-            "link": link,
-            "name": name,
-            "csrf_field": CSRF_FIELD,
-            "csrf_token": token,
-            "max_characters": MAX_CHARACTERS,
-            "text": text,
-            "count": character_count(text),
-            "error": error,
-            "sent": sent,
-            "receipt_url": receipt_url,
-            "signin_url": signin_url,  # set: the visitor must sign in to send
-            "paused_until": isoformat_us(until) if until and until > now_us() else None,
-            "receipt_days": RECEIPT_DAYS,
-            "answers": answers,
-            "cursor": cursor,
-            "next_cursor": next_cursor,
-            "site": site_url(request, settings),
-            "preview": previews.send_page(site_url(request, settings), link),
-            # Its ActivityPub face (<link rel="alternate">), while the link is followable.
-            "activitypub_id": activitypub_id,
-        },
-        status_code=status_code,
-        headers={"Cache-Control": "no-store", "Vary": "Accept"},
-    )
-    if new:
-        set_csrf_cookie(page, token, settings)
-    return page
+    return {
+        "link": link,
+        "name": name,
+        "csrf_field": CSRF_FIELD,
+        "csrf_token": None,
+        "max_characters": MAX_CHARACTERS,
+        "text": text,
+        "count": character_count(text),
+        "error": error,
+        "sent": sent,
+        "receipt_url": receipt_url,
+        "signin_url": signin_url,  # set: the visitor must sign in to send
+        "paused_until": isoformat_us(until) if until and until > now_us() else None,
+        "receipt_days": RECEIPT_DAYS,
+        "answers": answers,
+        "cursor": cursor,
+        "next_cursor": next_cursor,
+        "site": site_url(request, settings),
+        "preview": previews.send_page(site_url(request, settings), link),
+        # Its ActivityPub face (<link rel="alternate">), while the link is followable.
+        "activitypub_id": activitypub_id,
+    }
 
 
 @get("/{link_id:str}", name="public:send")
@@ -245,15 +287,21 @@ async def send_page(
     sent: str | None = None,
 ) -> Response[Any]:
     reads = public_db  # anyone's reads: a replica's when there is one (core.replicas)
+    activitypub = negotiation.activitypub_type(request.headers.get("accept"), page=True)
+    # The page every anonymous visitor gets: kept per content version (web.infra.page_cache).
+    if sent is None and not activitypub and not page_cache.has_session(request):
+        version = await links.content_version(reads, link_id=link_id)
+        if version is not None:
+            return await _shared_send_page(
+                request, reads, settings, federation, link_id, cursor, version
+            )
     link = await public_link(reads, link_id)
     if isinstance(link, NotFound):
         return not_found(request, link)
     # A fediverse server asking for the address a person pasted: the link's actor.
     actor = await negotiation.actor_of(reads, federation, link.id)
-    if actor is not None and (
-        kind := negotiation.activitypub_type(request.headers.get("accept"), page=True)
-    ):
-        return negotiation.document(actor, kind)
+    if actor is not None and activitypub:
+        return negotiation.document(actor, activitypub)
     cookie = cookie_name(RECEIPT_COOKIE, settings)
     flashed = request.cookies.get(cookie) if sent == "1" else None
     link_id_part, _, token = (flashed or "").partition(".")
@@ -274,6 +322,7 @@ async def send_page(
         receipt_url=receipt_url,
         signin_url=signin_to_send(link) if link.senders == "signed_in" and sender is None else None,
         activitypub_id=None if actor is None else actor["id"],
+        sender=sender,
     )
     carry_renewal(page, sender, settings)
     if flashed is not None:  # shown once
@@ -302,8 +351,14 @@ async def send_from_form(
     link = await public_link(db, link_id)
     if isinstance(link, NotFound):
         return not_found(request, link)
-    form = await checked_form(request)
     sender = await signed_in_sender(request, db, settings, link)
+    # A signed-in sender's page carries a token bound to their session; the anonymous page
+    # is the same for everyone and carries none: its post is checked by where it comes from.
+    form = await (
+        checked_form(request, sender.principal.credential_id)
+        if sender is not None
+        else checked_origin(request)
+    )
     if link.senders == "signed_in" and sender is None:
         return await _send_page(
             request, db, settings, link, status_code=401, signin_url=signin_to_send(link)
@@ -365,7 +420,11 @@ async def send_from_form(
         )
     except NotFound as missing:  # deleted while the form was being posted
         return not_found(request, missing)
-    redirect = Redirect(path=f"/{link.id}?sent=1", status_code=303)
+    redirect = Redirect(
+        path=f"/{link.id}?sent=1",
+        status_code=303,
+        headers={"Cache-Control": page_cache.PRIVATE},
+    )
     carry_renewal(redirect, sender, settings)
     if isinstance(sent.receipt, ReceiptLink):
         redirect.set_cookie(
@@ -378,6 +437,43 @@ async def send_from_form(
             path="/",
         )
     return redirect
+
+
+async def _shared_send_page(
+    request: AnyRequest,
+    db: DB,
+    settings: Settings,
+    federation: FederationDep,
+    link_id: str,
+    cursor: str | None,
+    version: tuple[int, int | None],
+) -> Response[Any]:
+    """The send page as every anonymous visitor in this language gets it: conditional,
+    kept per content version, ``public`` for shared caches (a cursor's page too)."""
+    content_version, paused_until = version
+    # A timed pause's notice says how long is left ("in 3 hours"): a minute's page at most.
+    minute = now_us() // 60_000_000 if paused_until is not None else None
+    site = site_url(request, settings)
+    key = ("send", link_id, cursor, content_version, current_language(), site, minute)
+
+    async def render() -> bytes | Response[Any]:
+        link = await public_link(db, link_id)
+        if isinstance(link, NotFound):
+            return not_found(request, link)
+        actor = await negotiation.actor_of(db, federation, link.id)
+        context = await _send_context(
+            request,
+            db,
+            settings,
+            link,
+            cursor=cursor,
+            # On a link for signed-in senders, anyone not signed in is asked to sign in.
+            signin_url=signin_to_send(link) if link.senders == "signed_in" else None,
+            activitypub_id=None if actor is None else actor["id"],
+        )
+        return page_cache.render_template(request, "public.html", context)
+
+    return await page_cache.public_page(request, key, render, vary="Accept")
 
 
 def _fields(link: PublicLink) -> dict[str, Any]:
