@@ -38,14 +38,12 @@ async def claim(conn: Connection, *, link_id: str, now: int) -> bool:
     return changed == 1
 
 
-async def drop_pending(conn: Connection, *, link_id: str, now: int, why: str) -> int:
-    """Give up what still waits to be sent for the link (``why``)."""
+async def drop_pending(conn: Connection, link_id: str) -> int:
+    """Drop what still waits to be sent for the link. Deleted, not marked failed: an
+    attempt in flight then finds no row to put back to pending (a goodbye retried after
+    the actor started afresh would be signed with its new key)."""
     return await conn.execute(
-        "UPDATE federation_deliveries SET status = 'failed', error = $3, finished_at = $2,"
-        " next_attempt_at = $2 WHERE link_id = $1 AND status = 'pending'",
-        link_id,
-        now,
-        why,
+        "DELETE FROM federation_deliveries WHERE link_id = $1 AND status = 'pending'", link_id
     )
 
 

@@ -39,9 +39,6 @@ from anonbox.federation import repository as federation
 from anonbox.federation.activities import Site
 from anonbox.federation.goodbye import repository
 
-SUPERSEDED_BY_DELETE = "Superseded: the actor said goodbye"
-SUPERSEDED_BY_RESTART = "Superseded: the link federates again, afresh"
-
 
 class ActorGone(NotFound):
     """The link's actor said goodbye, or its link is deleted: 410 Gone (``deleted``: since
@@ -80,7 +77,7 @@ async def start_afresh(db: Database, link_id: str) -> bool:
             tx, link_id=link_id, private_key=private, public_key=public, now=now
         ):
             return False
-        await repository.drop_pending(tx, link_id=link_id, now=now, why=SUPERSEDED_BY_RESTART)
+        await repository.drop_pending(tx, link_id)
         await repository.forget_followers(tx, link_id)
     return True
 
@@ -94,7 +91,7 @@ async def _say_goodbye(db: Database, site: Site, row: Row) -> None:
         now = now_us()
         if not await repository.claim(tx, link_id=link_id, now=now):
             return  # switched on again, or another instance said it
-        await repository.drop_pending(tx, link_id=link_id, now=now, why=SUPERSEDED_BY_DELETE)
+        await repository.drop_pending(tx, link_id)
         payload = msgspec.json.encode(
             activities.delete_actor(site, link_id, new_ulid(now))
         ).decode()
