@@ -11,6 +11,7 @@ over the body as sent, so they reach what comes after the signature check.
 from __future__ import annotations
 
 import base64
+import json
 import time
 from dataclasses import dataclass, field
 
@@ -167,3 +168,10 @@ def test_signed_junk_bodies_are_a_4xx_or_ignored(target: Target) -> None:
         _answered(target, body, _signed_9421(target, body, key_id, components))
 
     check()
+    # The signing above is one the inbox takes: what it signs gets past the check.
+    liked = {"type": "Like", "actor": target.remote.actor, "object": target.actor_url}
+    body = json.dumps(liked).encode()
+    headers = _signed_9421(target, body, target.remote.key_id, ["@method", "@target-uri"])
+    answer = target.api.post(target.path, content=body, headers=headers)
+    assert answer.status_code == 202, answer.text
+    assert answer.json()["message"] == "Ignored"
