@@ -1,7 +1,9 @@
 """A browser that meets an error anywhere (an address that is no route, an API route) gets
 the error page, in its language, never stored; an API client gets the envelope exactly as
-before. Pages that show a link's state are never stored either, so a sender sees the link
-as it is now. Over HTTP against the real server, as a browser and as a client send."""
+before. Pages that show a link's state are conditional on its content version (issue 43),
+so a sender sees the link as it is now: the tag a browser or a shared cache kept no longer
+matches once it changed (a shared cache keeps one at most its max-age, 60 s). Over HTTP
+against the real server, as a browser and as a client send."""
 
 from __future__ import annotations
 
@@ -32,6 +34,13 @@ def assert_error_page(response: httpx.Response, status: int, heading: str) -> st
     assert f'<h1 id="error-title">{heading}</h1>' in response.text
     assert "Traceback" not in response.text
     return response.text
+
+
+def assert_revalidated(page: httpx.Response, before: httpx.Response | None = None) -> None:
+    """A send page a cache may keep a minute, under a tag that moves when the link does."""
+    assert page.headers["cache-control"] == "public, max-age=60", dict(page.headers)
+    if before is not None:
+        assert page.headers["etag"] != before.headers["etag"]
 
 
 def assert_never_stored(response: httpx.Response) -> None:
@@ -110,12 +119,12 @@ def test_a_deleted_link_is_a_410_page_wherever_a_browser_opens_it(
     assert_error(api.get(f"/message/{link_id}"), 404, "link_gone")
 
 
-def test_the_send_page_and_its_paused_page_are_never_stored(
+def test_the_send_page_and_its_paused_page_are_told_apart_at_once(
     api: httpx.Client, creator: Creator
 ) -> None:
     open_page = api.get(f"/{creator.link_id}", headers=BROWSER)
     assert open_page.status_code == 200
-    assert_never_stored(open_page)
+    assert_revalidated(open_page)
     paused = api.patch(
         f"/links/{creator.link_id}", json={"pause_for_hours": 2}, headers=creator.headers
     )
@@ -123,7 +132,7 @@ def test_the_send_page_and_its_paused_page_are_never_stored(
     paused_page = api.get(f"/{creator.link_id}", headers=BROWSER)
     assert paused_page.status_code == 200
     assert "not accepting messages" in paused_page.text
-    assert_never_stored(paused_page)
+    assert_revalidated(paused_page, open_page)
 
 
 def test_a_sender_sees_the_link_again_once_its_creator_cancels_the_deletion(
@@ -142,7 +151,7 @@ def test_a_sender_sees_the_link_again_once_its_creator_cancels_the_deletion(
     again = api.get(f"/{creator.link_id}", headers=BROWSER)
     assert again.status_code == 200
     assert 'name="message_content"' in again.text
-    assert_never_stored(again)
+    assert_revalidated(again)
 
 
 # --- too often, and broken ------------------------------------------------------------------
