@@ -86,6 +86,9 @@ choose its answer; the floor answers 404. The benchmark never takes that path.
 Answers are plain JSON (``{"data": ...}``) from Starlette's ``JSONResponse``; there is no
 envelope metadata, no OpenAPI, no error mapping beyond 400/401/403/404/409/410.
 
+The public pages (the send page, an answer page, a link's card and preview picture) are
+``floor_pages.py``'s, mounted here.
+
 Run: ``python bench/floor.py --database-url sqlite:///path --port 8001``. The statements
 are in ``floor_sql.py``, the two databases in ``floor_db.py``; this module is the app.
 """
@@ -103,6 +106,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+import floor_pages  # the public pages' floor (issue 43), beside this module
 import uvicorn
 from floor_db import Rollback, open_database
 from floor_sql import (
@@ -353,7 +357,7 @@ def create_app(database_url: str) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         global DB
-        DB = await open_database(database_url)
+        DB = floor_pages.DB = await open_database(database_url)
         try:
             yield
         finally:
@@ -366,6 +370,7 @@ def create_app(database_url: str) -> Starlette:
             Route("/message/{link_id}", inbox, methods=["GET"]),
             Route("/message/{link_id}/{message_id}", reply, methods=["POST"]),
             Route("/message/{link_id}/{message_id}/like", toggle_like, methods=["PUT"]),
+            *floor_pages.routes(),
         ],
         lifespan=lifespan,
     )

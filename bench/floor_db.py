@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -30,6 +31,9 @@ class SQLite:
     @classmethod
     async def open(cls, path: str) -> SQLite:
         conn = await aiosqlite.connect(path, isolation_level=None)
+        # Rows read by position (floor.py) or by name (anonbox's repositories, which
+        # floor_pages.py calls), as anonbox's own connections give them.
+        conn.row_factory = sqlite3.Row
         for pragma in (
             "PRAGMA journal_mode=WAL",
             "PRAGMA synchronous=FULL",

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pages_report  # the public pages' section (issue 43)
 from chart import chart
 from layout import README
 from load import CONNECTIONS
@@ -193,6 +194,7 @@ def render(payload: dict[str, Any], chart_name: str) -> str:
         "",
         *other_targets(results, notes),
         "",
+        *pages_report.section(results, notes, dbs),
         "## Results",
         "",
         *table(results, dbs),
@@ -259,7 +261,7 @@ def readme_block(payload: dict[str, Any]) -> list[str]:
             ]
         lines.append(f"| {SCENARIO[name].title} | " + " | ".join(cells) + " |")
     others = other_targets(results, notes)
-    lines += ["", *others]
+    lines += ["", *others, *pages_report.readme_lines(results, notes)]
     return lines
 
 

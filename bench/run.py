@@ -68,13 +68,16 @@ if (
 ):
     os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), *sys.argv])  # noqa: S606
 
-import pooler  # noqa: E402  (bench/pooler.py, beside this script)
+import pages  # noqa: E402  (bench/pages.py, beside this script)
+import pages_report  # noqa: E402
+import pooler  # noqa: E402
 import psutil  # noqa: E402
 import servers  # noqa: E402
 from load import MIB, measure, settle_outbox  # noqa: E402
 from machine import database_settings, machine  # noqa: E402
 from report import sql_section, table, update_readme, write_outputs  # noqa: E402
 from scenarios import (  # noqa: E402
+    PAGE_SCENARIOS,
     SCENARIO,
     SCENARIOS,
     SQL_SCENARIOS,
@@ -115,6 +118,7 @@ def bench_database(db: str, config: Config) -> tuple[list[Result], dict[str, Any
         "rss_start_mib": {},
         "rss_max_mib": {},
         "floor_events_settled": 0,
+        "etag": {},  # the send page's ETag, per app (None: the page has none)
     }
     if config.check_sql and (not config.only or config.only & set(SQL_SCENARIOS)):
         # First: a floor that fails a request fails here, not after minutes of runs; and
@@ -131,6 +135,11 @@ def bench_database(db: str, config: Config) -> tuple[list[Result], dict[str, Any
                 for app, names in phase
             ]
             groups = [(app, scenarios) for app, scenarios in groups if scenarios]
+            wanted = {s.name for _, scenarios in groups for s in scenarios}
+            if wanted & {*PAGE_SCENARIOS, "flood"} and not fixture.pages_link:
+                with Server("anonbox", db, fixture.url) as server:
+                    pages.setup(server, fixture)
+                log(f"{db}: the pages' link {fixture.pages_link}, {pages.ANSWERS} answers")
             for round_ in range(1, config.rounds + 1):
                 # ABBA: every other round the other app goes first, so neither always
                 # meets a cold cache or the first minutes of a load on the machine.
@@ -150,7 +159,15 @@ def bench_database(db: str, config: Config) -> tuple[list[Result], dict[str, Any
                             answer = probe(server, fixture, scenario.name)
                             if scenario.name == "inbox_deep":
                                 deep_first_ids[app] = answer["items"][0]["id"]
-                            result = measure(server, scenario, fixture, config, round_)
+                            if scenario.name == "page_304":
+                                notes["etag"][app] = fixture.page_etag or None
+                            if scenario.name == "flood":
+                                with pages.Live(server, fixture) as live:
+                                    result = measure(server, scenario, fixture, config, round_)
+                                result.live = live.figures()
+                                log(f"{db}: {app} flood, post → live inbox: {result.live}")
+                            else:
+                                result = measure(server, scenario, fixture, config, round_)
                             results.append(result)
                             rss = notes["rss_max_mib"]
                             rss[app] = max(rss.get(app, 0.0), result.rss_max_mib)
@@ -202,7 +219,8 @@ def main() -> int:
         "--only",
         default="",
         metavar="S1,S2",
-        help="run only these scenarios (" + ", ".join(s.name for s in SCENARIOS) + ")",
+        help="run only these scenarios (" + ", ".join(s.name for s in SCENARIOS) + "; "
+        "pages: every public page scenario and the flood)",
     )
     parser.add_argument("--warmup", type=int, help="seconds of warm-up per scenario")
     parser.add_argument("--duration", type=int, help="seconds of timed run per scenario")
@@ -235,7 +253,11 @@ def main() -> int:
         update_readme(payload)
         print(f"wrote {report.relative_to(ROOT)} and the README's table")
         return 0
-    only = frozenset(name for name in args.only.split(",") if name)
+    names = [name for name in args.only.split(",") if name]
+    if "pages" in names:  # the public pages' scenarios together (issue 43)
+        names += [*PAGE_SCENARIOS, "flood"]
+        names.remove("pages")
+    only = frozenset(names)
     if unknown := only - set(SCENARIO):
         parser.error(f"unknown scenarios: {', '.join(sorted(unknown))}")
     if args.rounds < 2:
@@ -316,6 +338,7 @@ def main() -> int:
     print()
     print("\n".join(other_targets(results, notes)))
     print()
+    print("\n".join(pages_report.section(results, notes, dbs)))
     print("\n".join(table(results, dbs)))
     print()
     print("\n".join(sql_section(notes)).split("\n\n")[0])

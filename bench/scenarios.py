@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import pages  # the public pages' scenarios (issue 43), beside this module
 from layout import DATA
 from servers import Server, request
 
@@ -58,9 +59,19 @@ SCENARIOS = [
     Scenario("mixed", "90% posts, 10% creator first-page reads", "mixed.lua"),
     Scenario("search", "GET …/search, a word in most messages (creator)", "search.lua"),
     Scenario("search_rare", "GET …/search, a text in a few old messages", "search.lua"),
+    # The public pages (bench/pages.py): run by anonbox, anonbox-nocache and the floor.
+    Scenario("page_send", "GET /{link} with 20 answers, a Japanese phone browser", "page.lua"),
+    Scenario("page_answer", "GET /{link}/a/{answer_id}, the same browser", "page.lua"),
+    Scenario("crawl_x", "GET /{link} by X's crawler (Twitterbot/1.0)", "page.lua"),
+    Scenario("crawl_line", "GET /{link} by LINE's crawler", "page.lua"),
+    Scenario("card_png", "GET /{link}/card.png (story card)", "page.lua"),
+    Scenario("preview_png", "GET /{link}/preview.png (og:image)", "page.lua"),
+    Scenario("page_304", "GET /{link} again with If-None-Match", "page.lua"),
+    Scenario("flood", "95% page reads, 5% posts, 3 live inboxes open", "flood.lua"),
 ]
 SCENARIO = {s.name: s for s in SCENARIOS}
 FLOOR_SCENARIOS = ("write", "reply", "like", "inbox_first", "inbox_deep", "mixed")
+PAGE_SCENARIOS = tuple(pages.PAGES)  # also run by the floor, and by anonbox without its cache
 # The requests whose SQL --check-sql compares (mixed is write and inbox_first together).
 SQL_SCENARIOS = ("write", "reply", "like", "inbox_first", "inbox_deep")
 
@@ -81,12 +92,19 @@ class Fixture:
     seed_seconds: float
     seeded_at: str
     cached: bool = False
+    # The pages' link, made for each run (pages.setup), and the ETag page_304 names.
+    pages_link: str = ""
+    pages_key: str = ""
+    pages_answer: str = ""
+    page_etag: str = ""
 
     @property
     def targets_file(self) -> Path:
         return DATA / f"reply-targets-{'sqlite' if self.url.startswith('sqlite') else 'pg'}.txt"
 
     def args(self, scenario: str) -> list[str]:
+        if scenario in PAGE_SCENARIOS or scenario == "flood":
+            return pages.page_args(self, scenario)
         return {
             "write": [self.write_link],
             "reply": [self.inbox_link, self.inbox_key, str(self.targets_file)],
@@ -113,6 +131,7 @@ class Result:
     cpu_percent: float
     db_cpu_percent: float | None
     processes: int = 1  # server processes whose CPU is counted (a supervisor and workers)
+    live: dict[str, Any] | None = None  # flood: post sent → live inbox event (pages.Live)
 
     @property
     def rps(self) -> float:
@@ -120,6 +139,11 @@ class Result:
 
     def pct_ms(self, q: str) -> float:
         return float(self.latency_us["percentiles"][q]) / 1000
+
+    @property
+    def per_cpu_second(self) -> float:
+        """Requests per second of the server's CPU (its processes, not the database's)."""
+        return self.rps / (self.cpu_percent / 100) if self.cpu_percent else 0.0
 
     @property
     def socket_errors(self) -> int:
@@ -153,6 +177,15 @@ def phases(db: str, pooled: bool = False) -> list[Phase]:
         reads,
         # anonbox only: the floor has no search (its SQL would be anonbox's two steps again).
         [("anonbox", ("search", "search_rare"))],
+        # The public pages of a link made for them (pages.setup, before this phase): anonbox
+        # as shipped, anonbox without its page cache, the floor; then the flood (anonbox
+        # only: the floor has no live inbox).
+        [
+            ("anonbox", PAGE_SCENARIOS),
+            ("anonbox-nocache", PAGE_SCENARIOS),
+            ("floor", PAGE_SCENARIOS),
+        ],
+        [("anonbox", ("flood",)), ("anonbox-nocache", ("flood",))],
         [
             ("anonbox", ("write", "reply", "mixed")),
             ("floor", ("write", "reply", "mixed")),
@@ -169,6 +202,9 @@ def phases(db: str, pooled: bool = False) -> list[Phase]:
 
 def probe(server: Server, fixture: Fixture, scenario: str) -> dict[str, Any]:
     """One request of the scenario by hand: it must succeed before wrk measures it."""
+    if scenario in PAGE_SCENARIOS or scenario == "flood":
+        answer = pages.probe_page(server, fixture, scenario)
+        return {"status": answer.status, "headers": answer.headers, "bytes": len(answer.body)}
     base, link, key = server.base, fixture.inbox_link, fixture.inbox_key
     target = fixture.reply_targets[0]
     calls: list[tuple[str, str, str | None, bytes | None, int]] = {

@@ -37,6 +37,7 @@ HUGE_LIMITS = {
     "ANONBOX_LIMIT_SENDER": "1000000000/1",
     "ANONBOX_LIMIT_LINK": "1000000000/1",
     "ANONBOX_LIMIT_SERVICE": "1000000000/1",
+    "ANONBOX_LIMIT_CARD": "1000000000/1",  # the pictures (card.png, preview.png) per client
 }
 
 
@@ -73,9 +74,11 @@ def run_cli(url: str, *args: str) -> str:
 # (to show what durability costs once group commit shares the fsyncs); anonbox with two
 # workers (read scaling, PostgreSQL only: SQLite has one writer); anonbox whose writing
 # creator has SLOW_WEBHOOKS endpoints at a receiver that never answers; anonbox through
-# PgBouncer in transaction mode (PostgreSQL only: what the pooler costs); and the floor.
+# PgBouncer in transaction mode (PostgreSQL only: what the pooler costs); anonbox with its
+# public pages rendered on every request (no page cache, issue 43); and the floor.
 APPS: dict[str, dict[str, Any]] = {
     "anonbox": {},
+    "anonbox-nocache": {"env": {"ANONBOX_PAGE_CACHE": "false"}},
     "anonbox-normal": {"env": {"ANONBOX_DURABLE_COMMITS": "false"}},
     "anonbox-2w": {"workers": "2"},
     "anonbox-hooked": {"env": {"ANONBOX_WEBHOOK_ALLOW_PRIVATE": "true"}},
