@@ -206,6 +206,14 @@ def test_a_server_that_takes_only_rfc9421_gets_a_second_knock_then_rfc9421_first
     # The Accept: draft-cavage first (refused), then RFC 9421 (taken).
     wait_for(lambda: strict.of_type("Accept", actor_url))
     assert _knocks(strict, actor_url) == [("cavage", 401), ("rfc9421", 202)]
+    # Reading the follower's actor (its server takes only RFC 9421 for that too): the
+    # same two knocks, for the one read.
+    fetches = [
+        (knock["standard"], knock["status"])
+        for knock in strict.received()["fetch_knocks"]
+        if (knock["key_id"] or "").startswith(f"{actor_url}#")
+    ]
+    assert fetches == [("cavage", 401), ("rfc9421", 200)]
 
     # The next delivery to that server goes as RFC 9421 at once.
     message_id = post_message(api, creator.link_id, "Which standard?")

@@ -40,9 +40,6 @@ _US = 1_000_000
 MAX_WAIT_SECONDS = 4 * 3600
 GIVE_UP_SECONDS = 2 * 24 * 3600
 KEEP_SECONDS = 24 * 3600  # finished deliveries are purged after this
-# What a server answers a signature it does not take (400 and 401 as Fedify reads them,
-# 403 as some servers answer): then the other standard is tried.
-REFUSED_SIGNATURE = (400, 401, 403)
 MAX_HOST_CHARACTERS = 253  # federation_servers.host
 
 
@@ -145,7 +142,7 @@ class FederationCourier(DeliveryRows):
         known = await repository.signature_standard(self._db, server)
         first = signatures.RFC9421 if known == signatures.RFC9421 else signatures.CAVAGE
         status_code, error = await self._post(target, inbox, body, link_id, key, first)
-        if status_code not in REFUSED_SIGNATURE:
+        if status_code not in signatures.REFUSED_SIGNATURE:
             return status_code, error
         # Refused: perhaps the server checks only the other standard. Knock once more with
         # it, and remember it for the server if it is taken (Fedify's double-knocking).

@@ -25,7 +25,7 @@ from urllib.parse import urldefrag, urlsplit
 
 import httpx
 
-from anonbox.core.egress import Undeliverable, destination, pinned_target
+from anonbox.core.egress import Pinned, Undeliverable, destination, pinned_target
 from anonbox.federation import peerjson, signatures
 
 MAX_DOCUMENT_BYTES = 1 << 20
@@ -123,28 +123,32 @@ async def fetch_json(
     return (await _fetch(http, url, allow_private=allow_private, signer=signer))[0]
 
 
-async def _fetch(
-    http: httpx.AsyncClient, url: str, *, allow_private: bool, signer: Signer | None
-) -> tuple[dict[str, Any], int]:
-    """``fetch_json``'s document, and for how long it may be kept (``cache_seconds``)."""
-    try:
-        target = await pinned_target(checked_url(url), allow_private=allow_private)
-    except Undeliverable as exc:
-        raise Unreachable(str(exc)) from exc
-    parts = urlsplit(url)
-    headers = {"Accept": ACCEPT, "User-Agent": "anonbox-federation", "Host": target.host}
-    if signer is not None:
-        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        headers.update(
-            signatures.sign(
-                method="GET",
-                target=path,
-                host=target.host,
-                body=None,
-                key_id=signer.key_id,
-                private_pem=signer.private_pem,
-            )
+def _headers(url: str, host: str, signer: Signer | None, standard: str) -> dict[str, str]:
+    headers = {"Accept": ACCEPT, "User-Agent": "anonbox-federation", "Host": host}
+    if signer is None:
+        return headers
+    if standard == signatures.RFC9421:
+        signed = signatures.sign_rfc9421(
+            method="GET", url=url, body=None, key_id=signer.key_id, private_pem=signer.private_pem
         )
+        return {**headers, **signed}
+    parts = urlsplit(url)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    signed = signatures.sign(
+        method="GET",
+        target=path,
+        host=host,
+        body=None,
+        key_id=signer.key_id,
+        private_pem=signer.private_pem,
+    )
+    return {**headers, **signed}
+
+
+async def _get(
+    http: httpx.AsyncClient, target: Pinned, headers: dict[str, str]
+) -> tuple[int, bytes, int]:
+    """One GET: its status, and with a 200 the document's bytes and ``cache_seconds``."""
     try:
         async with http.stream(
             "GET",
@@ -154,7 +158,7 @@ async def _fetch(
             follow_redirects=False,  # a redirect is another document: not the one asked for
         ) as answer:
             if answer.status_code != 200:
-                raise Unreachable(f"HTTP {answer.status_code}")
+                return answer.status_code, b"", 0
             if not activitypub_media(answer.headers.get("content-type")):
                 raise Unreachable("The document is not served as ActivityPub")
             keep = cache_seconds(answer.headers.get("cache-control"))
@@ -165,6 +169,26 @@ async def _fetch(
                     raise Unreachable("The document is too large")
     except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
         raise Unreachable(type(exc).__name__) from exc
+    return 200, body, keep
+
+
+async def _fetch(
+    http: httpx.AsyncClient, url: str, *, allow_private: bool, signer: Signer | None
+) -> tuple[dict[str, Any], int]:
+    """``fetch_json``'s document, and for how long it may be kept (``cache_seconds``).
+    A signed GET is signed with draft-cavage, and once more with RFC 9421 if that is
+    refused (400, 401 or 403), as deliveries are (``delivery``)."""
+    try:
+        target = await pinned_target(checked_url(url), allow_private=allow_private)
+    except Undeliverable as exc:
+        raise Unreachable(str(exc)) from exc
+    knocks = (signatures.CAVAGE, signatures.RFC9421) if signer is not None else (signatures.CAVAGE,)
+    for standard in knocks:
+        status, body, keep = await _get(http, target, _headers(url, target.host, signer, standard))
+        if status not in signatures.REFUSED_SIGNATURE:
+            break
+    if status != 200:
+        raise Unreachable(f"HTTP {status}")
     try:
         return peerjson.decode_object(body), keep
     except peerjson.NotJSON as exc:

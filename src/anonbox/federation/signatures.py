@@ -226,6 +226,9 @@ Standard = Literal["cavage", "rfc9421"]
 CAVAGE: Standard = "cavage"
 RFC9421: Standard = "rfc9421"
 LABEL = "sig1"  # as Fedify and Mastodon label theirs
+# What a server answers a signature it does not take (400 and 401 as Fedify reads them,
+# 403 as some servers answer): then the other standard is tried, once.
+REFUSED_SIGNATURE = (400, 401, 403)
 # An ``expires`` this far behind now still passes (clocks differ a little).
 EXPIRES_SKEW_SECONDS = 60
 # What anonbox covers when it signs: the method, where it is sent, the Date (for servers

@@ -40,7 +40,8 @@
 // ("sent": each POST the peer made, with its signature standard and the answer.)
 // Run: node peer.mjs PORT [--only-rfc9421]  (prints "listening" once it listens); with
 // --only-rfc9421 its inboxes refuse (401) what is not signed with RFC 9421, as a server
-// that checks only RFC 9421 would.
+// that checks only RFC 9421 would, and so does alice's actor (a GET of it not signed with
+// RFC 9421 is a 401, as in "authorized fetch"; "fetch_knocks" records them).
 import http from "node:http";
 import {
   createFederation,
@@ -74,6 +75,7 @@ const received = [];
 let refused = 0;
 const knocks = [];
 let actorFetches = 0;
+const fetchKnocks = []; // with --only-rfc9421: each GET of alice's actor, as knocks
 let actorCacheControl = null;
 const sent = []; // each POST the peer sends: its signature standard and the answer's status
 const follows = new Map();
@@ -232,7 +234,14 @@ async function control(request, body) {
   const url = new URL(request.url, origin);
   const ctx = federation.createContext(new URL(origin), undefined);
   if (request.method === "GET" && url.pathname === "/control/received") {
-    return { received, refused, knocks, sent, actor_fetches: actorFetches };
+    return {
+      received,
+      refused,
+      knocks,
+      sent,
+      actor_fetches: actorFetches,
+      fetch_knocks: fetchKnocks,
+    };
   }
   const given = JSON.parse(body || "{}");
   if (url.pathname === "/control/outage") {
@@ -342,7 +351,18 @@ const server = http.createServer(async (req, res) => {
     const given = new Headers(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
     const standard = standardOf(given);
     const keyId = keyIdOf(given);
-    if (req.method === "GET" && req.url.startsWith("/users/alice")) actorFetches += 1;
+    const actorGet = req.method === "GET" && req.url.startsWith("/users/alice");
+    if (actorGet) actorFetches += 1;
+    if (actorGet && onlyRfc9421) {
+      // "Authorized fetch" that takes only RFC 9421: other GETs of the actor are refused.
+      const status = standard === "rfc9421" ? 200 : 401;
+      fetchKnocks.push({ path: req.url, standard, key_id: keyId, status });
+      if (status === 401) {
+        res.writeHead(401, { "content-type": "text/plain" });
+        res.end("Only RFC 9421 HTTP Message Signatures are accepted here");
+        return;
+      }
+    }
     if (inboxPost && onlyRfc9421 && standard !== "rfc9421") {
       knocks.push({ path: req.url, standard, key_id: keyId, status: 401 });
       res.writeHead(401, { "content-type": "text/plain" });
