@@ -296,3 +296,27 @@ def test_a_server_down_during_the_goodbye_gets_it_when_it_is_back(
     wait_for(lambda: _goodbyes(peer, actor_url), seconds=30)
     wait_for(lambda: _pending(farewell, creator.link_id) == 0)
     assert len(_goodbyes(peer, actor_url)) == 1
+
+
+def test_while_an_account_waits_for_erasure_its_actor_is_missing_not_gone(
+    federating: Server, fed_api: httpx.Client, fed_creator: Creator, peer: Peer
+) -> None:
+    """In the grace period (30 days here) the deletion may be cancelled: 404, no goodbye,
+    and after the cancellation the actor answers with its followers (a 410 would have made
+    their servers delete it for good)."""
+    api, creator = fed_api, fed_creator
+    actor_url = _followed_by_two(federating, api, creator, peer)
+    session = signed_in(federating.database_url, creator.user_id)
+    assert api.post("/account/deletion", headers=session).status_code == 201
+    assert api.get(actor_url, headers=AP).status_code == 404
+    host = federating.url.removeprefix("http://")
+    finger = api.get(
+        "/.well-known/webfinger", params={"resource": f"acct:{creator.link_id}@{host}"}
+    )
+    assert finger.status_code == 404
+
+    again = signed_in(federating.database_url, creator.user_id)  # a sign-in, as after it
+    assert api.delete("/account/deletion", headers=again).status_code == 200
+    assert api.get(actor_url, headers=AP).status_code == 200
+    assert _followers(api, actor_url) == 2
+    assert _goodbyes(peer, actor_url) == []
