@@ -406,9 +406,7 @@ def test_the_link_settings_page_sets_who_may_send(
         assert link["senders"] == "signed_in"
         assert '<option value="signed_in" selected>' in browser.get(settings_page).text
 
-        refused = browser.post(
-            settings_page, data={**form, "senders": "everyone"}, headers=HTML
-        )
+        refused = browser.post(settings_page, data={**form, "senders": "everyone"}, headers=HTML)
         assert refused.status_code == 400
         link = api.get(f"/links/{creator.link_id}", headers=creator.headers).json()["data"]
         assert link["senders"] == "signed_in"
