@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -320,3 +320,52 @@ def test_while_an_account_waits_for_erasure_its_actor_is_missing_not_gone(
     assert api.get(actor_url, headers=AP).status_code == 200
     assert _followers(api, actor_url) == 2
     assert _goodbyes(peer, actor_url) == []
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_site_wide_shutdown_sends_nothing_and_the_goodbyes_go_when_it_is_back(
+    backend: str,
+    database_url_factory: Callable[[str], str],
+    tmp_path_factory: pytest.TempPathFactory,
+    peer: Peer,
+) -> None:
+    """``ANONBOX_FEDERATION_OFF=true`` (docs/fediverse.md): the addresses answer 404, a
+    link deleted meanwhile keeps its actor and followers, and its goodbye is sent once
+    federation is on again."""
+    log = tmp_path_factory.mktemp("shutdown") / f"{backend}.log"
+    site = Server(
+        database_url_factory(backend),
+        log,
+        env={"ANONBOX_FEDERATION_ALLOW_PRIVATE": "true", "ANONBOX_FEDERATION_RETRY_SECONDS": "0.2"},
+    )
+    site.extra_env["ANONBOX_PUBLIC_URL"] = site.url
+    site.start(60)
+    try:
+        creator = make_creator_in(site.database_url)
+        with loopback_client(base_url=site.url, timeout=30) as api:
+            actor_url = _followed_by_two(site, api, creator, peer)
+        site.stop()
+        site.extra_env["ANONBOX_FEDERATION_OFF"] = "true"
+        site.start(60)
+        with loopback_client(base_url=site.url, timeout=30) as api:
+            assert api.get(actor_url, headers=AP).status_code == 404
+            deleted = api.delete(f"/links/{creator.link_id}", headers=creator.headers)
+            assert deleted.status_code == 200, deleted.text
+            time.sleep(3 * 2.0)  # the goodbyes' chore has run (every 2 s) and sent nothing
+            kept = query(
+                site.database_url,
+                "SELECT gone_at FROM federation_actors WHERE link_id = $1",
+                creator.link_id,
+            )
+            assert kept == [{"gone_at": None}]
+            assert _pending(site, creator.link_id) == 0
+        site.stop()
+        del site.extra_env["ANONBOX_FEDERATION_OFF"]
+        site.start(60)
+        wait_for(lambda: _goodbyes(peer, actor_url), seconds=30)
+        with loopback_client(base_url=site.url, timeout=30) as api:
+            _assert_gone(site, api, actor_url, None)
+        wait_for(lambda: _pending(site, creator.link_id) == 0)
+        assert len(_goodbyes(peer, actor_url)) == 1
+    finally:
+        site.stop()
