@@ -97,6 +97,21 @@ def test_public_pages_are_conditional_kept_and_304_without_rendering(
         assert plain.text == first.text
 
 
+def test_a_crawler_gets_the_page_a_browser_gets(
+    api: httpx.Client, answered: tuple[Creator, str]
+) -> None:
+    """Link previews are the pages' Open Graph tags: a crawler's fetch is a kept page."""
+    creator, answer_id = answered
+    for path in (f"/{creator.link_id}", f"/{creator.link_id}/a/{answer_id}"):
+        browser = api.get(path, headers=HTML)
+        for agent in ("Twitterbot/1.0", "facebookexternalhit/1.1;line-poker/1.0"):
+            crawler = api.get(
+                path, headers={"User-Agent": agent, "Accept": "*/*", "Accept-Encoding": "gzip"}
+            )
+            assert assert_public(crawler) == browser.headers["etag"]
+            assert 'property="og:title"' in crawler.text
+
+
 def test_each_language_is_its_own_page_and_tag(
     api: httpx.Client, answered: tuple[Creator, str]
 ) -> None:
@@ -173,8 +188,9 @@ def test_every_page_with_a_session_or_a_token_is_private(
         "/dashboard/stream",
         "/signin",
         # A signed-in visitor's send page is theirs (on a link for signed-in senders, its
-        # form carries their session's token).
+        # form carries their session's token); an answer page is rendered fresh for them.
         f"/{link}",
+        f"/{link}/a/{answer_id_of(api, link, message)}",
     ]
     with signed_in(server, creator.user_id) as browser:
         for path in dashboard:

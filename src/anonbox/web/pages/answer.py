@@ -62,7 +62,10 @@ async def answer_page(
     # The page as everyone gets it (but for its language): kept per content version,
     # conditional, public for shared caches (web.infra.page_cache). A fediverse server's
     # request is answered below (the Note while the link is followable).
-    version = None if activitypub else await links.content_version(db, link_id=link_id)
+    # A signed-in browser (the creator, say, who just removed an answer) gets it fresh and
+    # private: its browser keeps no copy to show them after a change.
+    shared = not activitypub and not page_cache.has_session(request)
+    version = await links.content_version(db, link_id=link_id) if shared else None
     if version is not None:
         site = site_url(request, settings)
         key = ("answer", link_id, answer_id, version[0], current_language(), site)
@@ -80,7 +83,7 @@ async def answer_page(
     return Template(
         template_name="answer.html",
         context=shown,
-        headers={"Cache-Control": page_cache.PUBLIC, "Vary": "Accept"},
+        headers={"Cache-Control": page_cache.PRIVATE, "Vary": "Accept"},
     )
 
 
