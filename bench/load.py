@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import asyncpg
@@ -178,9 +179,18 @@ def settle_outbox(fixture: Fixture, db: str) -> int:
 
 
 def measure(
-    server: Server, scenario: Scenario, fixture: Fixture, config: Config, round_: int
+    server: Server,
+    scenario: Scenario,
+    fixture: Fixture,
+    config: Config,
+    round_: int,
+    started: Callable[[], None] | None = None,
 ) -> Result:
+    """``started`` is called once the database is checkpointed, as the warm-up begins (the
+    flood's timed posts: a checkpoint waits for writers, and would wait for them)."""
     checkpoint(fixture, server.db)
+    if started is not None:
+        started()
     wrk(server, scenario, fixture, config.warmup_s, f"r{round_}-warmup")
     root = psutil.Process(server.pid)
     with Sampler(server.pid) as rss:

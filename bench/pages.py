@@ -28,10 +28,13 @@ open inbox receives it: the run's ``live`` figures (p50, p99, max, lost).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import http.client
 import http.cookiejar
 import json
+import re
+import socket
 import sqlite3
 import statistics
 import threading
@@ -216,6 +219,34 @@ def probe_page(server: Server, fixture: Any, scenario: str) -> Answer:
     return got
 
 
+_TITLE = re.compile(rb"<title>(.*?)</title>", re.S)
+
+
+def seen(answer: Answer) -> dict[str, Any]:
+    """What a person would notice of one answer, to compare the apps by: its status, its
+    media type, and for a page its title and how many answers it shows, for a picture
+    its size in pixels (a PNG's header)."""
+    media = answer.headers.get("content-type", "").split(";")[0]
+    found: dict[str, Any] = {"status": answer.status, "media": media}
+    if media == "text/html":
+        title = _TITLE.search(answer.body)
+        found["title"] = title.group(1).decode().strip() if title else None
+        found["answers"] = answer.body.count(REPLY.encode())
+    elif media == "image/png":
+        found["pixels"] = [int.from_bytes(answer.body[16:20]), int.from_bytes(answer.body[20:24])]
+    return found
+
+
+def disagreements(probes: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
+    """Scenarios whose first request anonbox, anonbox-nocache and the floor answered
+    differently (``probes``: scenario → app → ``seen``)."""
+    return [
+        f"{scenario}: {apps}"
+        for scenario, apps in probes.items()
+        if len({json.dumps(v, sort_keys=True) for v in apps.values()}) > 1
+    ]
+
+
 # --- the live inboxes during the flood ------------------------------------------------------
 
 
@@ -243,6 +274,7 @@ class LiveInbox(threading.Thread):
             f"/dashboard/links/{link}/events",
             headers={"Cookie": cookie, "Accept": "text/event-stream"},
         )
+        self.sock = self.conn.sock  # kept: a streamed answer's connection lets go of it
         self.answer = self.conn.getresponse()
         if self.answer.status != 200:
             raise RuntimeError(f"live inbox: {self.answer.status} {self.answer.read(300)!r}")
@@ -267,6 +299,9 @@ class LiveInbox(threading.Thread):
             return  # closed (from the other side, or by close() under the read)
 
     def close(self) -> None:
+        """Hang up, so the server's stream ends now rather than at its next keep-alive."""
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
         self.conn.close()
 
 
@@ -317,12 +352,16 @@ class Live:
             if not inbox.connected.wait(10):
                 raise RuntimeError("a live inbox did not connect")
         self.probe = LiveProbe(self.server, self.fixture.pages_link)
-        self.probe.start()
         return self
+
+    def start(self) -> None:
+        """Start the timed posts (``load.measure`` calls it as the warm-up begins)."""
+        self.probe.start()
 
     def __exit__(self, *exc: object) -> None:
         self.probe.stop.set()
-        self.probe.join()
+        if self.probe.is_alive():
+            self.probe.join()
         time.sleep(5)  # the last posts on their way: later than this counts as lost
         for inbox in self.inboxes:
             inbox.close()

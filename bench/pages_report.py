@@ -132,6 +132,20 @@ def etag_line(notes: dict[str, dict[str, Any]]) -> str:
     return "ETag of the send page (what page_304 names): " + ("; ".join(seen) or "not run") + "."
 
 
+def agreement_line(notes: dict[str, dict[str, Any]]) -> str:
+    """Whether the apps' first answers to each page scenario agree (``pages.seen``: status,
+    media type, title and answers shown, or the picture's size)."""
+    differ = [
+        f"{DB_NAMES[db]}: {d}" for db, note in notes.items() for d in note.get("pages_differ", [])
+    ]
+    if differ:
+        return "**The apps answered differently**: " + "; ".join(differ) + "."
+    return (
+        "The apps' first answers agree on every page scenario run (status, media type, the "
+        "page's title and the answers it shows, or the picture's size in pixels)."
+    )
+
+
 def section(results: list[Result], notes: dict[str, dict[str, Any]], dbs: list[str]) -> list[str]:
     """``latest.md``'s section on the public pages (empty when none ran)."""
     if not any(r.scenario in (*PAGE_SCENARIOS, "flood") for r in results):
@@ -149,6 +163,8 @@ def section(results: list[Result], notes: dict[str, dict[str, Any]], dbs: list[s
         *(f"- {t}" for t in titles),
         "",
         etag_line(notes),
+        "",
+        agreement_line(notes),
         "",
         *page_targets(results, dbs),
         "",

@@ -119,6 +119,7 @@ def bench_database(db: str, config: Config) -> tuple[list[Result], dict[str, Any
         "rss_max_mib": {},
         "floor_events_settled": 0,
         "etag": {},  # the send page's ETag, per app (None: the page has none)
+        "pages_seen": {},  # each page scenario's first answer, per app (pages.seen)
     }
     if config.check_sql and (not config.only or config.only & set(SQL_SCENARIOS)):
         # First: a floor that fails a request fails here, not after minutes of runs; and
@@ -159,11 +160,15 @@ def bench_database(db: str, config: Config) -> tuple[list[Result], dict[str, Any
                             answer = probe(server, fixture, scenario.name)
                             if scenario.name == "inbox_deep":
                                 deep_first_ids[app] = answer["items"][0]["id"]
+                            if scenario.name in PAGE_SCENARIOS:
+                                notes["pages_seen"].setdefault(scenario.name, {})[app] = answer
                             if scenario.name == "page_304":
                                 notes["etag"][app] = fixture.page_etag or None
                             if scenario.name == "flood":
                                 with pages.Live(server, fixture) as live:
-                                    result = measure(server, scenario, fixture, config, round_)
+                                    result = measure(
+                                        server, scenario, fixture, config, round_, live.start
+                                    )
                                 result.live = live.figures()
                                 log(f"{db}: {app} flood, post → live inbox: {result.live}")
                             else:
@@ -185,6 +190,10 @@ def bench_database(db: str, config: Config) -> tuple[list[Result], dict[str, Any
                         notes["floor_events_settled"] += settled
                         log(f"{db}: the floor's {settled:,} outbox rows marked handed over")
     notes["plans"].update({f"after the runs: {k}": v for k, v in query_plans(db, fixture).items()})
+    # Recorded and shown in the report rather than raised: the runs are worth keeping.
+    if differ := pages.disagreements(notes["pages_seen"]):
+        log(f"{db}: THE APPS ANSWER THE PAGES DIFFERENTLY: {'; '.join(differ)}")
+    notes["pages_differ"] = differ
     if len(set(deep_first_ids.values())) > 1:
         raise RuntimeError(f"the apps disagree on the deep page: {deep_first_ids}")
     notes["seconds"] = round(time.monotonic() - started, 1)
