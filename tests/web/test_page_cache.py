@@ -12,6 +12,7 @@ or a token stays private.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
@@ -23,6 +24,7 @@ from anonbox.web.infra.page_cache import PageCache
 from tests.actions import post_message, post_reply
 from tests.conftest import Creator, make_creator_in
 from tests.server import Server
+from tests.support.db import execute
 from tests.support.http import loopback_client
 from tests.support.metrics import scrape, value
 from tests.support.servers import own_server
@@ -363,3 +365,36 @@ def test_a_deletion_shows_at_once_on_another_instance(pair: Pair) -> None:
         gone = first.delete(f"/links/{creator.link_id}", headers=creator.headers)
         assert gone.status_code in {200, 204}, gone.text
         assert second.get(pages[0], headers=HTML).status_code == 410
+
+
+def test_a_timed_pause_resumed_by_the_chore_shows_on_another_instance(pair: Pair) -> None:
+    """The resume chore's own UPDATE moves the version: its end is set to have passed (with
+    a version of its own, so that this write is not what moves it), then the chore, on
+    whichever instance runs it, resumes the link, and the second instance shows the form.
+    (A timed pause's page is also kept a minute at most: either alone makes this pass;
+    with neither, it fails.)"""
+    creator = make_creator_in(pair.first.database_url)
+    with (
+        loopback_client(base_url=pair.first.url, timeout=30) as first,
+        loopback_client(base_url=pair.second.url, timeout=30) as second,
+    ):
+        _patch("/links/{link}", pause_for_hours=1)(first, creator)
+        assert 'id="paused"' in second.get(f"/{creator.link_id}", headers=HTML).text
+        execute(
+            pair.first.database_url,
+            "UPDATE links SET paused_until = 1, content_version = content_version + 1000"
+            " WHERE id = $1",
+            creator.link_id,
+        )
+        ended = second.get(f"/{creator.link_id}", headers=HTML)
+        assert 'id="send-form"' not in ended.text  # still paused until the chore runs
+        deadline = time.monotonic() + 30  # the chore looks every 5 s
+        while True:
+            again = second.get(
+                f"/{creator.link_id}", headers={**HTML, "If-None-Match": ended.headers["etag"]}
+            )
+            if again.status_code == 200 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert again.status_code == 200
+        assert 'id="send-form"' in again.text
