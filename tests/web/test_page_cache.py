@@ -316,6 +316,7 @@ CHANGES: dict[str, tuple[Callable[[httpx.Client, Creator], None], str, bool]] = 
     ),
     "pause": (_patch("/links/{link}", paused=True), 'id="paused"', True),
     "profile": (_patch("/account/profile", display_name="Renamed Hanako"), "Renamed Hanako", True),
+    "bio": (_patch("/account/profile", bio="Lighthouse keeper"), "Lighthouse keeper", True),
     "settings": (_patch("/links/{link}", hide_dates=True), "<time datetime", False),
     "prompt": (_patch("/links/{link}", prompt="A brand new prompt"), "A brand new prompt", True),
 }
@@ -362,6 +363,14 @@ def test_a_deletion_shows_at_once_on_another_instance(pair: Pair) -> None:
         assert send_page.status_code == 200
         assert "Deleted soon" not in send_page.text
         assert second.get(answer, headers={**HTML, "If-None-Match": tags[1]}).status_code == 410
+        # A whole message deleted (the creator's, or a moderator's: the same row goes).
+        other, _ = _send(first, creator, "Another?", "Whole message goes")
+        tag = assert_public(second.get(pages[0], headers=HTML))
+        removed = first.delete(f"/message/{creator.link_id}/{other}", headers=creator.headers)
+        assert removed.status_code in {200, 204}, removed.text
+        without = second.get(pages[0], headers={**HTML, "If-None-Match": tag})
+        assert without.status_code == 200
+        assert "Whole message goes" not in without.text
         gone = first.delete(f"/links/{creator.link_id}", headers=creator.headers)
         assert gone.status_code in {200, 204}, gone.text
         assert second.get(pages[0], headers=HTML).status_code == 410
