@@ -11,6 +11,7 @@ or a token stays private.
 
 from __future__ import annotations
 
+import io
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -19,6 +20,7 @@ from urllib.parse import unquote
 
 import httpx
 import pytest
+from PIL import Image
 
 from anonbox.web.infra.page_cache import PageCache
 from tests.actions import post_message, post_reply
@@ -307,6 +309,14 @@ def _patch(path: str, **body: object) -> Callable[[httpx.Client, Creator], None]
     return change
 
 
+def _upload_avatar(api: httpx.Client, creator: Creator) -> None:
+    picture = io.BytesIO()
+    Image.new("RGB", (64, 64), (200, 30, 30)).save(picture, "PNG")
+    headers = {**creator.headers, "Content-Type": "image/png"}
+    done = api.put("/account/avatar", content=picture.getvalue(), headers=headers)
+    assert done.status_code == 200, done.text
+
+
 # Each change, and what the page on the other instance must show (or stop showing) after.
 CHANGES: dict[str, tuple[Callable[[httpx.Client, Creator], None], str, bool]] = {
     "reply": (
@@ -316,6 +326,8 @@ CHANGES: dict[str, tuple[Callable[[httpx.Client, Creator], None], str, bool]] = 
     ),
     "pause": (_patch("/links/{link}", paused=True), 'id="paused"', True),
     "profile": (_patch("/account/profile", display_name="Renamed Hanako"), "Renamed Hanako", True),
+    # The creator's picture: the uploaded one's address replaces the neutral one's.
+    "avatar": (_upload_avatar, '.webp" width="48"', True),
     "bio": (_patch("/account/profile", bio="Lighthouse keeper"), "Lighthouse keeper", True),
     "settings": (_patch("/links/{link}", hide_dates=True), "<time datetime", False),
     "prompt": (_patch("/links/{link}", prompt="A brand new prompt"), "A brand new prompt", True),
