@@ -48,10 +48,12 @@ _WEB = Path(__file__).parent.parent
 
 
 def _build() -> str:
-    """What else makes the bytes: anonbox's version, its templates and its catalogs."""
+    """What else makes the bytes: anonbox's version, its code, templates and catalogs (a
+    deploy that changes any of them changes every tag; read once, ~2 MB, at start-up)."""
     digest = hashlib.blake2b(anonbox.__version__.encode(), digest_size=6)
     files = sorted((_WEB / "templates").rglob("*.html"))
     files += sorted((_WEB.parent / "locale").rglob("*.mo"))
+    files += sorted(_WEB.parent.rglob("*.py"))
     for path in files:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
