@@ -78,6 +78,7 @@ from machine import database_settings, machine  # noqa: E402
 from report import sql_section, table, update_readme, write_outputs  # noqa: E402
 from scenarios import (  # noqa: E402
     PAGE_SCENARIOS,
+    PAGE_SQL_SCENARIOS,
     SCENARIO,
     SCENARIOS,
     SQL_SCENARIOS,
@@ -121,7 +122,13 @@ def bench_database(db: str, config: Config) -> tuple[list[Result], dict[str, Any
         "etag": {},  # the send page's ETag, per app (None: the page has none)
         "pages_seen": {},  # each page scenario's first answer, per app (pages.seen)
     }
-    if config.check_sql and (not config.only or config.only & set(SQL_SCENARIOS)):
+    if (not config.only or config.only & {*PAGE_SCENARIOS, "flood"}) and not fixture.pages_link:
+        # Before the SQL check, which asks for the pages too.
+        with Server("anonbox", db, fixture.url) as server:
+            pages.setup(server, fixture)
+        log(f"{db}: the pages' link {fixture.pages_link}, {pages.ANSWERS} answers")
+    sql_asked = {*SQL_SCENARIOS, *PAGE_SQL_SCENARIOS}
+    if config.check_sql and (not config.only or config.only & sql_asked):
         # First: a floor that fails a request fails here, not after minutes of runs; and
         # before anonbox-hooked gives the writing creator webhooks, whose deliveries
         # anonbox's relay would write beside the traced requests.
@@ -136,11 +143,6 @@ def bench_database(db: str, config: Config) -> tuple[list[Result], dict[str, Any
                 for app, names in phase
             ]
             groups = [(app, scenarios) for app, scenarios in groups if scenarios]
-            wanted = {s.name for _, scenarios in groups for s in scenarios}
-            if wanted & {*PAGE_SCENARIOS, "flood"} and not fixture.pages_link:
-                with Server("anonbox", db, fixture.url) as server:
-                    pages.setup(server, fixture)
-                log(f"{db}: the pages' link {fixture.pages_link}, {pages.ANSWERS} answers")
             for round_ in range(1, config.rounds + 1):
                 # ABBA: every other round the other app goes first, so neither always
                 # meets a cold cache or the first minutes of a load on the machine.

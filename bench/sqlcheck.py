@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from layout import LOGS
-from scenarios import SQL_SCENARIOS, Config, Fixture, probe
+from scenarios import PAGE_SQL_SCENARIOS, SQL_SCENARIOS, Config, Fixture, probe
 from servers import Server, log
 
 _LITERAL = re.compile(r"'(?:[^']|'')*'")
@@ -58,13 +58,23 @@ def check_sql(db: str, fixture: Fixture, config: Config) -> dict[str, dict[str, 
     """What each app sends to the database for one request of each scenario: the same
     request three times once warm, the sequence seen most often (anything running beside
     the request, like anonbox's outbox relay, could fall in the window once)."""
-    names = [s for s in SQL_SCENARIOS if not config.only or s in config.only]
+    api = [s for s in SQL_SCENARIOS if not config.only or s in config.only]
+    # The pages (their link made already: pages.setup), by anonbox without its page cache,
+    # recorded as anonbox's.
+    web = [
+        s
+        for s in PAGE_SQL_SCENARIOS
+        if fixture.pages_link and (not config.only or s in config.only)
+    ]
+    names = api + web
     found: dict[str, dict[str, list[str]]] = {name: {} for name in names}
-    for app in ("anonbox", "floor"):
+    for app, asked in (("anonbox", api), ("anonbox-nocache", web), ("floor", names)):
+        if not asked:
+            continue
         trace = LOGS / f"sql-{db}-{app}.log"
         trace.unlink(missing_ok=True)
         with Server(app, db, fixture.url, trace=trace) as server:
-            for name in names:
+            for name in asked:
                 for _ in range(2):  # caches warm, the key's last use recorded
                     probe(server, fixture, name)
                 seen: Counter[tuple[str, ...]] = Counter()
@@ -74,7 +84,7 @@ def check_sql(db: str, fixture: Fixture, config: Config) -> dict[str, dict[str, 
                     probe(server, fixture, name)
                     until = time.monotonic_ns()
                     seen[tuple(normalised(db, traced_statements(trace, since, until)))] += 1
-                found[name][app] = list(seen.most_common(1)[0][0])
+                found[name][app.removesuffix("-nocache")] = list(seen.most_common(1)[0][0])
     for name, apps in found.items():
         same = apps["anonbox"] == apps["floor"]
         log(
