@@ -4,6 +4,9 @@
 Both go through the services the JSON API uses: a form post is ``create_message`` with
 the same gate (rate limits, blocks, muted words, pause), and the answers are the public
 listing (answered messages only, never the inbox).
+
+The page an anonymous visitor gets is the same for all of them (no token, no cookie): it
+is kept per content version and served conditionally (``web.infra.page_cache``, issue 43).
 """
 
 from __future__ import annotations
