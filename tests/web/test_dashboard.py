@@ -705,6 +705,25 @@ def test_the_live_stream_ends_when_its_session_is_signed_out(
     assert after not in "\n".join(rest)
 
 
+def test_a_live_inbox_gets_every_message_a_wake_follows_not_only_the_first_page(
+    browser: Browser, api: httpx.Client
+) -> None:
+    """More posts than one read holds (a flood between two looks) all go out at once: none
+    waits for the next post, which may never come."""
+    first = post_message(api, browser.link_id, "the one the browser has")
+    posted = [post_message(api, browser.link_id, f"flood {n}") for n in range(120)]
+    events = f"/dashboard/links/{browser.link_id}/events"
+    received: list[str] = []
+    headers = {"Last-Event-ID": first}
+    with browser.client.stream("GET", events, headers=headers, timeout=5) as stream:
+        for line in stream.iter_lines():
+            if line.startswith("id: "):
+                received.append(line.removeprefix("id: "))
+            if len(received) == len(posted):
+                break
+    assert received == posted
+
+
 def test_one_session_may_hold_five_live_streams_not_hundreds(browser: Browser) -> None:
     events = f"/dashboard/links/{browser.link_id}/events"
     readers = []  # kept: dropping a line iterator closes its connection

@@ -38,6 +38,7 @@ from anonbox.web.infra.session import carry_renewal
 
 # Open streams per sign-in session, in this process: a few tabs, not hundreds of them.
 MAX_STREAMS_PER_SESSION = 5
+_PAGE = 50  # messages read at a time for a live inbox
 _open_streams = OpenStreams(MAX_STREAMS_PER_SESSION)
 
 
@@ -54,16 +55,22 @@ async def _stream(
         # then meets the sign-in page.
         if not await still_signed_in(db, session_id=session_id):
             return
-        for row in await inbox.since(db, link_id=link_id, after=after):
-            after = str(row["id"])
-            data = {
-                "id": after,
-                "message_content": row["content"],
-                "created_at": isoformat_us(row["created_at"]),
-            }
-            yield ServerSentEventMessage(
-                data=msgspec.json.encode(data).decode(), event="message", id=after
-            )
+        # Every message stored since the last look, a page at a time: a wake may follow
+        # more posts than a page holds (a flood), and none may wait for the next post.
+        while True:
+            rows = await inbox.since(db, link_id=link_id, after=after, limit=_PAGE)
+            for row in rows:
+                after = str(row["id"])
+                data = {
+                    "id": after,
+                    "message_content": row["content"],
+                    "created_at": isoformat_us(row["created_at"]),
+                }
+                yield ServerSentEventMessage(
+                    data=msgspec.json.encode(data).decode(), event="message", id=after
+                )
+            if len(rows) < _PAGE:
+                break
         removed_after, removals = await inbox.removals_since(
             db, link_id=link_id, after=removed_after
         )
