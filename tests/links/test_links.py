@@ -33,6 +33,7 @@ LINK_SETTINGS = {
     "senders",
     "language",
     "card_theme",
+    "federation_visibility",
 }
 LINK_KEYS = {"id", "created_at", "paused_until", *LINK_SETTINGS}
 PUBLIC_KEYS = {
