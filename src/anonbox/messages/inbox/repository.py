@@ -37,12 +37,15 @@ async def reply_count(conn: Connection, *, link_id: str, message_id: str) -> int
     return None if row is None else int(row["reply_count"])
 
 
+# A message's answer is looked up only when it has replies (the listing shows no answer
+# without them, ``service.item_of``): a join probed ``answers`` for every message of the
+# page, a third more of PostgreSQL's time for a page of unanswered ones (issue 43 item 5).
 _INBOX = (
     "SELECT m.id, m.content, m.like_by_creator, m.created_at, m.reply_count, m.follow_up_of,"
-    " a.id AS answer_id"
+    " CASE WHEN m.reply_count > 0 THEN"
+    " (SELECT a.id FROM answers a WHERE a.message_id = m.id) END AS answer_id"
     " FROM messages m JOIN (SELECT id FROM messages WHERE link_id = $1{answered}{before}"
-    " ORDER BY id DESC LIMIT $2) page ON page.id = m.id"
-    " LEFT JOIN answers a ON a.message_id = m.id ORDER BY m.id DESC"
+    " ORDER BY id DESC LIMIT $2) page ON page.id = m.id ORDER BY m.id DESC"
 )
 
 
