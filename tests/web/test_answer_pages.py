@@ -239,7 +239,7 @@ def test_the_send_page_links_each_answer_to_its_page_by_its_answer_id(
     body = api.get(f"/{creator.link_id}", headers=HTML).text
     path = f"/{creator.link_id}/a/{answer_id}"
     assert f'id="answer-{answer_id}"' in body
-    assert re.search(rf'<a class="answer-link" href="{path}">Linked\?</a>', body)
+    assert re.search(rf'<a class="answer-link" href="{path}" dir="auto">Linked\?</a>', body)
     assert f'data-share-card="{path}/card.png"' in body
     assert re.search(rf'data-share-url="[^"]*{path}"', body)
     assert message_id not in body  # its send time, which "hide dates" hides
