@@ -342,6 +342,7 @@ async def inbox(request: Request) -> JSONResponse:
             "created_at": _iso(r[3]),
             "reply_count": r[4],
             "follow_up_of": r[5],
+            "answer_id": r[6],
         }
         for r in rows[:limit]
     ]

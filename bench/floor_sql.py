@@ -117,8 +117,10 @@ ADD_REPLIES = (  # PostgreSQL: the three writes and the notification in one stat
     " FROM (SELECT DISTINCT link_id FROM a) d) AS notified FROM a"
 )
 NOTIFY_CHANNEL = "anonbox_events"
-INBOX = (
-    "SELECT m.id, m.content, m.like_by_creator, m.created_at, m.reply_count, m.follow_up_of"
+INBOX = (  # anonbox's statement, answer ids included (issue 41's answer pages)
+    "SELECT m.id, m.content, m.like_by_creator, m.created_at, m.reply_count, m.follow_up_of,"
+    " CASE WHEN m.reply_count > 0 THEN"
+    " (SELECT a.id FROM answers a WHERE a.message_id = m.id) END AS answer_id"
     " FROM messages m JOIN (SELECT id FROM messages WHERE link_id = $1{before}"
     " ORDER BY id DESC LIMIT $2) page ON page.id = m.id ORDER BY m.id DESC"
 )
