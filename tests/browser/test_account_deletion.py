@@ -24,7 +24,7 @@ def test_a_creator_downloads_their_data_deletes_the_account_and_cancels(
         sent = api.post(f"/message/{link_id}", json={"message_content": "before I leave"})
         assert sent.status_code == 201, sent.text
 
-    page.get_by_role("link", name="Settings").click()
+    page.get_by_role("link", name="Settings", exact=True).click()
     with page.expect_download() as download:
         page.get_by_role("link", name="Download my data").click()
     assert download.value.suggested_filename.startswith("anonbox-export-")
