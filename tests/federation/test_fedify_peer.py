@@ -9,6 +9,7 @@ inbox, and how many of anonbox's requests it refused (none may be).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import shutil
 import subprocess
@@ -32,28 +33,42 @@ FEDIFY_VERSION = "2.3.6"
 AS = "https://www.w3.org/ns/activitystreams"
 
 
+# Written once ``npm ci`` has finished: the package's own package.json lands long before
+# its dependencies do, so a worker that saw only that could start a half-installed peer.
+_DONE = PEER_DIR / "node_modules" / ".anonbox-installed"
+
+
 def _installed() -> bool:
-    package = PEER_DIR / "node_modules" / "@fedify" / "fedify" / "package.json"
-    return package.exists() and json.loads(package.read_text())["version"] == FEDIFY_VERSION
+    return _DONE.exists() and _DONE.read_text() == FEDIFY_VERSION
 
 
 def install_peer() -> None:
-    """``npm ci`` from the committed lockfile, once (kept in the ignored node_modules)."""
+    """``npm ci`` from the committed lockfile, once (kept in the ignored node_modules), by
+    one xdist worker at a time: several modules start the peer, and ``npm ci`` empties
+    node_modules first. The lock file is beside node_modules, which ``npm ci`` replaces."""
     if _installed():
         return
     npm = shutil.which("npm")
     if npm is None or shutil.which("node") is None:
         pytest.fail("Node and npm are needed for the Fedify peer (tests/support/fedify)")
-    done = subprocess.run(
-        [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-        cwd=PEER_DIR,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    if done.returncode != 0 or not _installed():
-        pytest.fail(f"npm ci of the Fedify peer failed:\n{done.stdout}\n{done.stderr}")
+    with open(PEER_DIR / ".install.lock", "w") as guard:
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        if _installed():  # another worker installed it while this one waited
+            return
+        done = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=PEER_DIR,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        package = PEER_DIR / "node_modules" / "@fedify" / "fedify" / "package.json"
+        if done.returncode != 0 or not package.exists():
+            pytest.fail(f"npm ci of the Fedify peer failed:\n{done.stdout}\n{done.stderr}")
+        if json.loads(package.read_text())["version"] != FEDIFY_VERSION:
+            pytest.fail(f"npm ci did not install Fedify {FEDIFY_VERSION}")
+        _DONE.write_text(FEDIFY_VERSION)
 
 
 class Peer:
