@@ -34,6 +34,19 @@ _STATE = (
 )
 
 
+async def tell_as_now(conn: Connection, *, link_id: str, shape: str) -> None:
+    """Count the actor's followers as told of it as it is now: an actor started afresh
+    has none, and its first follower reads it whole (no Update owed to anyone)."""
+    await conn.execute(
+        f"UPDATE federation_actors SET told_state = (SELECT {_STATE}"  # noqa: S608 - constants
+        " FROM links l JOIN users u ON u.id = l.user_id"
+        " LEFT JOIN avatars a ON a.user_id = u.id WHERE l.id = $1 LIMIT 1)"
+        " WHERE link_id = $1",
+        link_id,
+        shape,
+    )
+
+
 async def profile(conn: Connection, link_id: str) -> Row | None:
     """The link with what its actor shows and its keys (null until first followable)."""
     return await conn.fetchrow(_PROFILE + " WHERE l.id = $1", link_id)

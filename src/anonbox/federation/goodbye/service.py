@@ -79,6 +79,7 @@ async def start_afresh(db: Database, link_id: str) -> bool:
             return False
         await repository.drop_pending(tx, link_id)
         await repository.forget_followers(tx, link_id)
+        await federation.tell_as_now(tx, link_id=link_id, shape=activities.ACTOR_SHAPE)
     return True
 
 
