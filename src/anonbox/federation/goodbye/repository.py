@@ -24,16 +24,23 @@ async def due(conn: Connection, limit: int = 100) -> Sequence[Row]:
     )
 
 
+# A link is made followable in two steps, its actor first, then ``links.fediverse``: an
+# actor younger than this is not taken for one whose switch is off (a goodbye claimed in
+# between made a link just switched on answer 410 until the next renewal).
+_NEWBORN_US = 5_000_000
+
+
 async def claim(conn: Connection, *, link_id: str, now: int) -> bool:
     """Mark the actor gone, if its link is still not followable and no one did (False: its
     switch is on again, or another instance said the goodbye). What it was last told is
     forgotten: the name and prompt of an erased account are kept nowhere."""
     changed = await conn.execute(
         "UPDATE federation_actors SET gone_at = $2, told_state = NULL"
-        " WHERE link_id = $1 AND gone_at IS NULL AND NOT EXISTS"
+        " WHERE link_id = $1 AND gone_at IS NULL AND created_at < $3 AND NOT EXISTS"
         " (SELECT 1 FROM links l WHERE l.id = federation_actors.link_id AND l.fediverse)",
         link_id,
         now,
+        now - _NEWBORN_US,
     )
     return changed == 1
 
